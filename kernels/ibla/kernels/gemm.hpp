@@ -1,0 +1,177 @@
+// Batched GEMM: C(b) = alpha * op(A(b)) * op(B(b)) + beta * C(b).
+//
+// ibla::team::gemm works on one block of matrices and can be called inside a
+// user's own team kernel; ibla::gemm validates the Views and runs one team
+// per block. The kernel computes C in MR x NR tiles whose accumulators stay in
+// registers (one SIMD vector of lanes per accumulator on host), so each loaded
+// element of A and B feeds NR resp. MR fused multiply-adds.
+#pragma once
+
+#include <ibla/core/error.hpp>
+#include <ibla/core/lanes.hpp>
+#include <ibla/core/types.hpp>
+#include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/static_switch.hpp>
+#include <ibla/layouts/lane_block.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ibla {
+namespace impl {
+
+// 4 x 4 tiles: 16 accumulators plus 8 operands fit in the 32 vector
+// registers of AVX-512; each loaded element of A feeds 4 FMAs, each of B 4.
+inline constexpr int gemm_tile_rows = 4;
+inline constexpr int gemm_tile_cols = 4;
+
+template <int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, int k,
+                                           const T alpha, const BA& A, const BB& B, const T beta,
+                                           const BC& C) {
+  for_each_lane(member, C.lanes, [&](const int l) {
+    T acc[MR][NR];
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < NR; ++c) acc[r][c] = T(0);
+    for (int p = 0; p < k; ++p) {
+      T a[MR], b[NR];
+      for (int r = 0; r < MR; ++r) a[r] = A(i0 + r, p, l);
+      for (int c = 0; c < NR; ++c) b[c] = B(p, j0 + c, l);
+      for (int r = 0; r < MR; ++r)
+        for (int c = 0; c < NR; ++c) acc[r][c] += a[r] * b[c];
+    }
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < NR; ++c) {
+        T& out = C(i0 + r, j0 + c, l);
+        if constexpr (ReadC) {
+          out = alpha * acc[r][c] + beta * out;
+        } else {
+          out = alpha * acc[r][c];
+        }
+      }
+  });
+}
+
+/// C = beta * C, with beta == 0 writing zeros without reading C (BLAS).
+template <class Member, class T, class BC>
+KOKKOS_INLINE_FUNCTION void scale_block(const Member& member, const T beta, const BC& C) {
+  for (int j = 0; j < C.cols; ++j)
+    for (int i = 0; i < C.rows; ++i) {
+      if (beta == T(0)) {
+        for_each_lane(member, C.lanes, [&](const int l) { C(i, j, l) = T(0); });
+      } else if (beta != T(1)) {
+        for_each_lane(member, C.lanes, [&](const int l) { C(i, j, l) *= beta; });
+      }
+    }
+}
+
+template <bool ReadC, class Member, class T, class BA, class BB, class BC>
+KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, const BA& A,
+                                       const BB& B, const T beta, const BC& C) {
+  constexpr int MR = gemm_tile_rows, NR = gemm_tile_cols;
+  const int m = C.rows, n = C.cols, k = A.cols;
+  for (int j0 = 0; j0 < n; j0 += NR) {
+    const int nr = n - j0 < NR ? n - j0 : NR;
+    for (int i0 = 0; i0 < m; i0 += MR) {
+      const int mr = m - i0 < MR ? m - i0 : MR;
+      detail::static_switch<MR>(mr, [&](auto rows) {
+        detail::static_switch<NR>(nr, [&](auto cols) {
+          gemm_tile<decltype(rows)::value, decltype(cols)::value, ReadC>(member, i0, j0, k, alpha,
+                                                                          A, B, beta, C);
+        });
+      });
+    }
+  }
+}
+
+}  // namespace impl
+
+namespace team {
+
+/// C = alpha * op(A) * op(B) + beta * C on one block of matrices. A, B, C are
+/// blocks from ibla::lane_block over the same matrices of the batch. Every
+/// thread of the team calls it; results are visible to the team on return.
+template <class Member, class Scalar, class BA, class BB, class BC>
+KOKKOS_INLINE_FUNCTION void gemm(const Member& member, Op transA, Op transB, const Scalar alpha,
+                                 const BA& A, const BB& B, const Scalar beta, const BC& C) {
+  using T       = std::remove_const_t<typename BC::value_type>;
+  const auto opA = apply_op(transA, A);
+  const auto opB = apply_op(transB, B);
+  const T a = T(alpha), b = T(beta);
+  if (C.rows == 0 || C.cols == 0) return;
+  if (a == T(0) || opA.cols == 0) {
+    impl::scale_block(member, b, C);
+  } else if (b == T(0)) {
+    impl::gemm_tiles<false>(member, a, opA, opB, b, C);
+  } else {
+    impl::gemm_tiles<true>(member, a, opA, opB, b, C);
+  }
+  team_sync(member);
+}
+
+}  // namespace team
+
+namespace impl {
+template <class T, class AV, class BV, class CV>
+struct GemmBlocks {
+  Op transA, transB;
+  T alpha, beta;
+  AV A;
+  BV B;
+  CV C;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::gemm(member, transA, transB, alpha, lane_block(A, first, lanes),
+               lane_block(B, first, lanes), beta, lane_block(C, first, lanes));
+  }
+};
+}  // namespace impl
+
+/// Batched GEMM on rank-3 Views (batch, rows, cols) of any supported layout:
+/// LayoutBlockInterleaved<L>, LayoutInterleaved, LayoutLeft, LayoutRight,
+/// LayoutStride. op is Op::N or Op::T (Op::C means Op::T for real types).
+/// beta == 0 means C is not read. Throws ibla::argument_error, touching no
+/// data, when the arguments do not fit together.
+template <class ExecSpace, class Scalar, class AV, class BV, class CV>
+void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const AV& A,
+          const BV& B, const Scalar beta, const CV& C) {
+  constexpr const char* routine = "gemm";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, BV>();
+  detail::static_check_view<ExecSpace, CV>();
+  detail::static_check_writable<CV>();
+  static_assert(AV::rank == 3 && BV::rank == 3 && CV::rank == 3,
+                "ibla::gemm: A, B and C are rank-3 Views (batch, rows, cols)");
+  using T = typename CV::non_const_value_type;
+  static_assert(std::is_same<typename AV::non_const_value_type, T>::value &&
+                    std::is_same<typename BV::non_const_value_type, T>::value,
+                "ibla::gemm: A, B and C must have the same value type");
+
+  const index_t batch = index_t(C.extent(0));
+  const index_t m = index_t(C.extent(1)), n = index_t(C.extent(2));
+  detail::require_extent(routine, "A", 0, index_t(A.extent(0)), batch, "the batch count of C");
+  detail::require_extent(routine, "B", 0, index_t(B.extent(0)), batch, "the batch count of C");
+  const int a_rows = transA == Op::N ? 1 : 2, a_cols = 3 - a_rows;
+  const int b_rows = transB == Op::N ? 1 : 2, b_cols = 3 - b_rows;
+  detail::require_extent(routine, "A", a_rows, index_t(A.extent(a_rows)), m,
+                         transA == Op::N ? "C.extent(1) (rows of C)"
+                                         : "C.extent(1) (rows of C, A transposed)");
+  const index_t k = index_t(A.extent(a_cols));
+  detail::require_extent(routine, "B", b_rows, index_t(B.extent(b_rows)), k,
+                         "the inner dimension k of op(A)");
+  detail::require_extent(routine, "B", b_cols, index_t(B.extent(b_cols)), n,
+                         "C.extent(2) (columns of C)");
+  detail::require_allocated(routine, "A", A);
+  detail::require_allocated(routine, "B", B);
+  detail::require_allocated(routine, "C", C);
+  detail::require_same_block_lanes(
+      routine, {detail::named("A", A), detail::named("B", B), detail::named("C", C)});
+
+  if (m == 0 || n == 0) return;
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, CV, AV, BV>();
+  detail::for_each_block<L>(exec, "ibla::gemm", batch,
+                            impl::GemmBlocks<T, AV, BV, CV>{transA, transB, T(alpha), T(beta), A, B, C});
+}
+
+}  // namespace ibla

@@ -1,0 +1,152 @@
+// LaneBlock: what a kernel sees of one block of a batched View. A block is a
+// run of consecutive matrices [first, first + lanes) of the batch; element
+// (i, j) of lane l is at data[i * rs + j * cs + l * ls]. For the interleaved
+// layouts (and LayoutLeft, which is the interleaved layout of Kokkos) the lane
+// stride is the compile-time constant 1, so the lanes of one element are a
+// contiguous vector; for matrix-after-matrix layouts (LayoutRight,
+// LayoutStride) it is a runtime stride and the lane loop gathers.
+// Kernels index blocks with (i, j, l) only; the strides come from the layout
+// traits below, which ask InterleavedIndex or the View itself.
+#pragma once
+
+#include <ibla/core/lanes.hpp>
+#include <ibla/core/types.hpp>
+#include <ibla/layouts/layouts.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ibla {
+
+using unit_stride = std::integral_constant<index_t, 1>;
+
+template <class T, class LaneCount, class LaneStride>
+struct LaneBlock {
+  using value_type  = T;
+  using lane_count  = LaneCount;
+  using lane_stride = LaneStride;
+
+  T* data;            // element (0, 0) of the first lane
+  index_t rs;         // distance between rows
+  index_t cs;         // distance between columns
+  LaneStride ls;      // distance between lanes
+  LaneCount lanes;    // number of matrices in this block
+  int rows;
+  int cols;
+
+  KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int j, int l) const {
+    return data[i * rs + j * cs + l * index_t(ls)];
+  }
+  /// Rank-1 use (vectors, pivots): element i of lane l.
+  KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int l) const { return data[i * rs + l * index_t(ls)]; }
+};
+
+/// op(X) as a block: the transpose swaps the strides, nothing moves.
+template <class T, class C, class S>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> transposed(const LaneBlock<T, C, S>& b) {
+  return LaneBlock<T, C, S>{b.data, b.cs, b.rs, b.ls, b.lanes, b.cols, b.rows};
+}
+template <class T, class C, class S>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> apply_op(Op op, const LaneBlock<T, C, S>& b) {
+  return op == Op::N ? b : transposed(b);
+}
+
+/// The same block with another lane-count type (e.g. lanes_c<L> for a full block).
+template <class NewCount, class T, class C, class S>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, NewCount, S> with_lanes(const LaneBlock<T, C, S>& b,
+                                                                 NewCount n) {
+  return LaneBlock<T, NewCount, S>{b.data, b.rs, b.cs, b.ls, n, b.rows, b.cols};
+}
+
+// ---------------------------------------------------------------------------
+// Per-layout strides. The interleaved layouts answer from InterleavedIndex;
+// Kokkos' own layouts from the View's strides.
+template <class Layout, class Enable = void>
+struct lane_layout_traits {
+  // LayoutRight, LayoutStride: matrices one after another, lanes gathered.
+  using lane_stride_type = index_t;
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static index_t lane_stride(const V& v) { return index_t(v.stride_0()); }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static index_t row_stride(const V& v) {
+    return V::rank >= 2 ? index_t(v.stride_1()) : 0;
+  }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static index_t col_stride(const V& v) {
+    return V::rank >= 3 ? index_t(v.stride_2()) : 0;
+  }
+};
+
+template <>
+struct lane_layout_traits<Kokkos::LayoutLeft> {
+  // LayoutLeft (batch, m, n) is the fully interleaved layout: lanes contiguous.
+  using lane_stride_type = unit_stride;
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static unit_stride lane_stride(const V&) { return {}; }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static index_t row_stride(const V& v) {
+    return V::rank >= 2 ? index_t(v.stride_1()) : 0;
+  }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static index_t col_stride(const V& v) {
+    return V::rank >= 3 ? index_t(v.stride_2()) : 0;
+  }
+};
+
+template <class Layout>
+struct lane_layout_traits<Layout, std::enable_if_t<is_interleaved_layout<Layout>::value>> {
+  using lane_stride_type = unit_stride;
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static InterleavedIndex index(const V& v) {
+    return interleaved_index<Layout>(index_t(v.extent(0)), V::rank >= 2 ? index_t(v.extent(1)) : 1,
+                                     V::rank >= 3 ? index_t(v.extent(2)) : 1);
+  }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static unit_stride lane_stride(const V&) { return {}; }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static index_t row_stride(const V& v) {
+    return V::rank >= 2 ? index(v).row_stride() : 0;
+  }
+  template <class V>
+  KOKKOS_INLINE_FUNCTION static index_t col_stride(const V& v) {
+    return V::rank >= 3 ? index(v).col_stride() : 0;
+  }
+};
+
+/// L of a block-interleaved View type, 0 for every other layout.
+template <class Layout>
+struct block_lanes_of_layout : std::integral_constant<int, 0> {};
+template <unsigned L>
+struct block_lanes_of_layout<LayoutBlockInterleaved<L>> : std::integral_constant<int, int(L)> {};
+template <class View>
+struct block_lanes_of : block_lanes_of_layout<typename View::array_layout> {};
+
+template <class View, class LaneCount>
+using lane_block_t =
+    LaneBlock<typename View::value_type, LaneCount,
+              typename lane_layout_traits<typename View::array_layout>::lane_stride_type>;
+
+/// The block of matrices [first, first + count) of a rank-1, -2 or -3 View.
+/// For a block-interleaved View the run must not cross a block boundary of
+/// its layout (ibla's kernels choose runs that never do).
+template <class View, class LaneCount>
+KOKKOS_INLINE_FUNCTION lane_block_t<View, LaneCount> lane_block(const View& v, index_t first,
+                                                                LaneCount count) {
+  using traits = lane_layout_traits<typename View::array_layout>;
+  static_assert(View::rank >= 1 && View::rank <= 3, "ibla works on Views of rank 1, 2 or 3");
+  const int rows = View::rank >= 2 ? int(v.extent(1)) : 1;
+  const int cols = View::rank >= 3 ? int(v.extent(2)) : 1;
+  typename View::value_type* origin;
+  if constexpr (View::rank == 1) {
+    origin = &v(first);
+  } else if constexpr (View::rank == 2) {
+    origin = &v(first, 0);
+  } else {
+    origin = &v(first, 0, 0);
+  }
+  return lane_block_t<View, LaneCount>{origin, traits::row_stride(v), traits::col_stride(v),
+                                       traits::lane_stride(v), count, rows, cols};
+}
+
+}  // namespace ibla

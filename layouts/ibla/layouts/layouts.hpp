@@ -1,0 +1,75 @@
+// The custom Kokkos layouts of ibla:
+//   Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>> A("A", batch, m, n);
+//   Kokkos::View<double***, ibla::LayoutInterleaved>         B("B", batch, m, n);
+// indexed A(b, i, j). Rank-2 (batch, n) Views for right-hand sides and pivots,
+// and rank-1 (batch) Views, use the same layouts. The index formula is in
+// interleaved_index.hpp; the Kokkos mapping in kokkos_view_offset.hpp.
+#pragma once
+
+#include <ibla/core/types.hpp>
+#include <ibla/layouts/interleaved_index.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ibla {
+
+namespace detail {
+/// Shared by both layout tags: a layout is a small tag that only carries the
+/// extents, like Kokkos::LayoutLeft.
+template <class Self>
+struct InterleavedLayoutBase {
+  using array_layout = Self;
+  size_t dimension[Kokkos::ARRAY_LAYOUT_MAX_RANK];
+  enum : bool { is_extent_constructible = true };
+
+  KOKKOS_INLINE_FUNCTION
+  explicit constexpr InterleavedLayoutBase(size_t N0 = 0, size_t N1 = 0, size_t N2 = 0,
+                                           size_t N3 = 0, size_t N4 = 0, size_t N5 = 0,
+                                           size_t N6 = 0, size_t N7 = 0)
+      : dimension{N0, N1, N2, N3, N4, N5, N6, N7} {}
+};
+}  // namespace detail
+
+/// Blocks of L matrices, interleaved inside each block. L is a compile-time
+/// constant so that every View type carries it (create_mirror and friends
+/// rebuild layouts from extents alone) and kernels get a constant trip count.
+template <unsigned L>
+struct LayoutBlockInterleaved : detail::InterleavedLayoutBase<LayoutBlockInterleaved<L>> {
+  static_assert(L >= 1, "LayoutBlockInterleaved<L> needs L >= 1");
+  static constexpr unsigned lanes_per_block = L;
+  using detail::InterleavedLayoutBase<LayoutBlockInterleaved<L>>::InterleavedLayoutBase;
+};
+
+/// Element (i, j) of every matrix of the batch side by side: one block that
+/// holds the whole batch.
+struct LayoutInterleaved : detail::InterleavedLayoutBase<LayoutInterleaved> {
+  static constexpr unsigned lanes_per_block = 0;  // = the batch count
+  using detail::InterleavedLayoutBase<LayoutInterleaved>::InterleavedLayoutBase;
+};
+
+template <class Layout>
+struct is_interleaved_layout : std::false_type {};
+template <unsigned L>
+struct is_interleaved_layout<LayoutBlockInterleaved<L>> : std::true_type {};
+template <>
+struct is_interleaved_layout<LayoutInterleaved> : std::true_type {};
+
+template <class Layout>
+struct is_block_interleaved_layout : std::false_type {};
+template <unsigned L>
+struct is_block_interleaved_layout<LayoutBlockInterleaved<L>> : std::true_type {};
+
+/// The index object of an interleaved-layout View (or of the extents of one).
+template <class Layout>
+KOKKOS_INLINE_FUNCTION constexpr InterleavedIndex interleaved_index(index_t batch, index_t rows,
+                                                                    index_t cols) {
+  return InterleavedIndex{Layout::lanes_per_block != 0 ? index_t(Layout::lanes_per_block)
+                                                       : (batch > 0 ? batch : index_t(1)),
+                          rows, cols};
+}
+
+}  // namespace ibla
+
+#include <ibla/layouts/kokkos_view_offset.hpp>

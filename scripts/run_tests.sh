@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh Debian 12 machine: installs what is
+# missing, builds Kokkos once (cached in .deps/), builds ibla and its tests,
+# runs them with ctest, then runs every extra stage in scripts/test_stages/
+# (in name order). Idempotent; a second run only rebuilds what changed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${IBLA_BUILD_DIR:-$here/build}
+jobs=$(nproc)
+
+"$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON
+cmake --build "$build" -j "$jobs"
+(cd "$build" && OMP_PROC_BIND=false ctest --output-on-failure -j "$jobs")
+
+for stage in "$here"/scripts/test_stages/*.sh; do
+  [ -e "$stage" ] || continue
+  echo "=== test stage $(basename "$stage")"
+  bash "$stage"
+done

@@ -1,0 +1,121 @@
+// Test support: a host-side reference copy of a batch (column-major matrices
+// one after another, as LAPACK wants them), Views of every layout ibla
+// supports, and copies between the two that go through View indexing only,
+// so they do not depend on the code under test.
+#pragma once
+
+#include <ibla/ibla.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ibla_test {
+
+using ibla::index_t;
+
+template <class T>
+struct HostBatch {
+  index_t batch = 0, rows = 0, cols = 0;
+  std::vector<T> data;
+  HostBatch() = default;
+  HostBatch(index_t b, index_t m, index_t n) : batch(b), rows(m), cols(n), data(size_t(b * m * n)) {}
+  T& operator()(index_t b, index_t i, index_t j) { return data[size_t((b * cols + j) * rows + i)]; }
+  const T& operator()(index_t b, index_t i, index_t j) const {
+    return data[size_t((b * cols + j) * rows + i)];
+  }
+  T* matrix(index_t b) { return data.data() + b * rows * cols; }
+  const T* matrix(index_t b) const { return data.data() + b * rows * cols; }
+};
+
+/// Uniform in [-1, 1], reproducible per seed.
+template <class T>
+HostBatch<T> random_batch(index_t b, index_t m, index_t n, std::uint64_t seed) {
+  HostBatch<T> h(b, m, n);
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (auto& x : h.data) x = T(dist(gen));
+  return h;
+}
+
+// ---------------------------------------------------------------------------
+// Layout tags for typed tests. LayoutStrideColMajor is a LayoutStride View of
+// column-major matrices with a padded leading dimension and matrix stride.
+struct LayoutStrideColMajor {};
+
+template <class T, class Layout>
+struct ViewOf {
+  using type = Kokkos::View<T***, Layout>;
+  static type make(const std::string& label, index_t b, index_t m, index_t n) {
+    return type(label, b, m, n);
+  }
+};
+template <class T>
+struct ViewOf<T, LayoutStrideColMajor> {
+  using type = Kokkos::View<T***, Kokkos::LayoutStride>;
+  static type make(const std::string& label, index_t b, index_t m, index_t n) {
+    const size_t ld = size_t(m) + 3, mstride = ld * size_t(n > 0 ? n : 1) + 5;
+    Kokkos::LayoutStride layout(size_t(b), mstride, size_t(m), 1, size_t(n), ld);
+    return type(label, layout);
+  }
+};
+template <class T, class Layout>
+using view_t = typename ViewOf<T, Layout>::type;
+
+template <class T, class Layout>
+view_t<T, Layout> make_view(const std::string& label, index_t b, index_t m, index_t n) {
+  return ViewOf<T, Layout>::make(label, b, m, n);
+}
+
+/// Rank-3 View <- host batch, element by element through View indexing.
+template <class View, class T>
+void fill_view(const View& v, const HostBatch<T>& h) {
+  auto m = Kokkos::create_mirror_view(v);
+  for (index_t b = 0; b < h.batch; ++b)
+    for (index_t j = 0; j < h.cols; ++j)
+      for (index_t i = 0; i < h.rows; ++i) m(b, i, j) = h(b, i, j);
+  Kokkos::deep_copy(v, m);
+}
+
+template <class View>
+HostBatch<typename View::non_const_value_type> read_view(const View& v) {
+  HostBatch<typename View::non_const_value_type> h(index_t(v.extent(0)), index_t(v.extent(1)),
+                                                   index_t(v.extent(2)));
+  auto m = Kokkos::create_mirror_view(v);
+  Kokkos::deep_copy(m, v);
+  for (index_t b = 0; b < h.batch; ++b)
+    for (index_t j = 0; j < h.cols; ++j)
+      for (index_t i = 0; i < h.rows; ++i) h(b, i, j) = m(b, i, j);
+  return h;
+}
+
+template <class T>
+constexpr T eps() {
+  return std::numeric_limits<T>::epsilon();
+}
+
+template <class Layout>
+std::string layout_name() {
+  if constexpr (std::is_same<Layout, Kokkos::LayoutLeft>::value) return "LayoutLeft";
+  else if constexpr (std::is_same<Layout, Kokkos::LayoutRight>::value) return "LayoutRight";
+  else if constexpr (std::is_same<Layout, LayoutStrideColMajor>::value) return "LayoutStride";
+  else if constexpr (std::is_same<Layout, ibla::LayoutInterleaved>::value) return "Interleaved";
+  else return "BlockInterleaved<" + std::to_string(Layout::lanes_per_block) + ">";
+}
+
+/// Batch counts that exercise full, partial and single blocks of L lanes.
+inline std::vector<index_t> batch_counts(int lanes) {
+  std::vector<index_t> counts{1, index_t(lanes) - 1, lanes, index_t(lanes) + 1, 1001};
+  std::vector<index_t> out;
+  for (auto c : counts)
+    if (c >= 1) out.push_back(c);
+  return out;
+}
+
+}  // namespace ibla_test
