@@ -1,0 +1,235 @@
+// Batched TRSM (BLAS dtrsm semantics): for every matrix of the batch
+//   Side::Left:  op(A) X = alpha B,   A is m x m, B is m x nrhs;
+//   Side::Right: X op(A) = alpha B,   A is nrhs x nrhs;
+// X overwrites B. Only the Uplo triangle of A is read (and not its diagonal
+// when Diag::Unit); alpha == 0 sets B to zero without reading A or B.
+//
+// Every variant is reduced, with stride swaps only (LaneBlock::transposed),
+// to a left-side, non-transposed solve with a lower or upper triangle:
+//   X op(A) = alpha B   <=>  op(A)^T X^T = alpha B^T   (Right -> Left)
+//   A^T lower           ==   an upper triangle         (Trans flips Uplo)
+// so there are two kernels (forward and backward substitution) instead of 16.
+// They walk B in MR x NR tiles (seed 003 Algorithm 1 with register blocking):
+// a tile of B stays in registers inside the lane loop, takes the update from
+// the rows already solved (a GEMM with k = rows solved so far, like
+// gemm_tile), then is solved against the MR x MR diagonal triangle in
+// registers. The diagonal is inverted once per tile row and the reciprocal is
+// shared by the NR columns of the tile: reference dtrsm divides, so results
+// agree to rounding, not bit for bit.
+#pragma once
+
+#include <ibla/core/error.hpp>
+#include <ibla/core/lanes.hpp>
+#include <ibla/core/types.hpp>
+#include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/gemm.hpp>
+#include <ibla/kernels/static_switch.hpp>
+#include <ibla/layouts/lane_block.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ibla {
+namespace impl {
+
+// 4 x 4 tiles as in GEMM: 16 accumulators plus 4 + 4 operands fit the vector
+// registers of AVX-512 (and spill little on AVX2).
+inline constexpr int trsm_tile_rows = 4;
+inline constexpr int trsm_tile_cols = 4;
+
+/// Every lane takes part (plain TRSM).
+struct AllLanes {
+  KOKKOS_FORCEINLINE_FUNCTION constexpr bool operator()(int) const { return true; }
+};
+
+/// Solves rows [i0, i0 + MR) of columns [j0, j0 + NR) of T X = alpha B, T
+/// lower (Lower) or upper triangular, X over B. Rows solved before (above
+/// for Lower, below for Upper) are read back from B. Lanes where
+/// keep(l) is false are computed but not stored (POSV leaves B untouched
+/// for problems whose factorization failed; a select keeps the loop
+/// vectorised).
+template <int MR, int NR, bool Lower, bool Unit, class Member, class T, class BA, class BB,
+          class Keep>
+KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const T alpha,
+                                           const BA& A, const BB& B, const Keep& keep) {
+  const int m = A.rows;
+  // Rows already solved that feed this tile.
+  const int p_begin = Lower ? 0 : i0 + MR;
+  const int p_end   = Lower ? i0 : m;
+  for_each_lane(member, B.lanes, [&](const int l) {
+    T acc[MR][NR];
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < NR; ++c) acc[r][c] = alpha * B(i0 + r, j0 + c, l);
+    for (int p = p_begin; p < p_end; ++p) {
+      T a[MR], x[NR];
+      for (int r = 0; r < MR; ++r) a[r] = A(i0 + r, p, l);
+      for (int c = 0; c < NR; ++c) x[c] = B(p, j0 + c, l);
+      for (int r = 0; r < MR; ++r)
+        for (int c = 0; c < NR; ++c) acc[r][c] -= a[r] * x[c];
+    }
+    // The MR x MR diagonal triangle, in registers.
+    for (int s = 0; s < MR; ++s) {
+      const int r = Lower ? s : MR - 1 - s;
+      if constexpr (!Unit) {
+        const T inv = T(1) / A(i0 + r, i0 + r, l);
+        for (int c = 0; c < NR; ++c) acc[r][c] *= inv;
+      }
+      if constexpr (Lower) {
+        for (int r2 = r + 1; r2 < MR; ++r2) {
+          const T a = A(i0 + r2, i0 + r, l);
+          for (int c = 0; c < NR; ++c) acc[r2][c] -= a * acc[r][c];
+        }
+      } else {
+        for (int r2 = 0; r2 < r; ++r2) {
+          const T a = A(i0 + r2, i0 + r, l);
+          for (int c = 0; c < NR; ++c) acc[r2][c] -= a * acc[r][c];
+        }
+      }
+    }
+    const bool store = keep(l);
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < NR; ++c) {
+        T& out = B(i0 + r, j0 + c, l);
+        out    = store ? acc[r][c] : out;
+      }
+  });
+}
+
+/// T X = alpha B for T = A lower (Lower) or upper triangular, B of
+/// A.rows x B.cols: forward or backward substitution, tile row by tile row.
+template <bool Lower, bool Unit, class Member, class T, class BA, class BB, class Keep>
+KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const T alpha, const BA& A,
+                                      const BB& B, const Keep& keep) {
+  constexpr int MR = trsm_tile_rows, NR = trsm_tile_cols;
+  const int m = B.rows, n = B.cols;
+  for (int j0 = 0; j0 < n; j0 += NR) {
+    const int nr = n - j0 < NR ? n - j0 : NR;
+    // Forward substitution walks the tile rows top-down, backward bottom-up;
+    // the partial tile row is the last one walked.
+    for (int t = 0; t < m; t += MR) {
+      const int mr = m - t < MR ? m - t : MR;
+      const int i0 = Lower ? t : m - t - mr;
+      detail::static_switch<MR>(mr, [&](auto rows) {
+        detail::static_switch<NR>(nr, [&](auto cols) {
+          trsm_tile<decltype(rows)::value, decltype(cols)::value, Lower, Unit>(member, i0, j0,
+                                                                               alpha, A, B, keep);
+        });
+      });
+    }
+  }
+}
+
+inline constexpr Uplo flip(Uplo u) { return u == Uplo::Lower ? Uplo::Upper : Uplo::Lower; }
+
+/// team::trsm with a per-lane store mask (see trsm_tile).
+template <class Member, class T, class BA, class BB, class Keep>
+KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo uplo, Op trans,
+                                        Diag diag, const T alpha, const BA& A, const BB& B,
+                                        const Keep& keep) {
+  if (B.rows == 0 || B.cols == 0) return;
+  if (alpha == T(0)) {
+    // BLAS: B = 0 without reading A or B (select keeps masked lanes).
+    for (int j = 0; j < B.cols; ++j)
+      for (int i = 0; i < B.rows; ++i)
+        for_each_lane(member, B.lanes, [&](const int l) {
+          T& out = B(i, j, l);
+          out    = keep(l) ? T(0) : out;
+        });
+    return;
+  }
+  // Right -> Left on B^T with op flipped; then op(A) = A^T flips the triangle.
+  const bool right = side == Side::Right;
+  const Op op      = right ? (trans == Op::N ? Op::T : Op::N) : trans;
+  const auto Bl    = right ? transposed(B) : B;
+  const auto Al    = apply_op(op, A);
+  const bool lower = (op == Op::N ? uplo : flip(uplo)) == Uplo::Lower;
+  if (lower) {
+    if (diag == Diag::Unit) trsm_left<true, true>(member, alpha, Al, Bl, keep);
+    else trsm_left<true, false>(member, alpha, Al, Bl, keep);
+  } else {
+    if (diag == Diag::Unit) trsm_left<false, true>(member, alpha, Al, Bl, keep);
+    else trsm_left<false, false>(member, alpha, Al, Bl, keep);
+  }
+}
+
+}  // namespace impl
+
+namespace team {
+
+/// B = alpha * op(A)^{-1} B (Side::Left) or alpha * B op(A)^{-1}
+/// (Side::Right) on one block of matrices; A and B are blocks from
+/// ibla::lane_block over the same matrices. B may be a rank-2 block (one
+/// right-hand side). Every thread of the team calls it; results are visible
+/// to the team on return.
+template <class Member, class Scalar, class BA, class BB>
+KOKKOS_INLINE_FUNCTION void trsm(const Member& member, Side side, Uplo uplo, Op trans, Diag diag,
+                                 const Scalar alpha, const BA& A, const BB& B) {
+  using T = std::remove_const_t<typename BB::value_type>;
+  impl::trsm_masked(member, side, uplo, trans, diag, T(alpha), A, B, impl::AllLanes{});
+  team_sync(member);
+}
+
+}  // namespace team
+
+namespace impl {
+template <class T, class AV, class BV>
+struct TrsmBlocks {
+  Side side;
+  Uplo uplo;
+  Op trans;
+  Diag diag;
+  T alpha;
+  AV A;
+  BV B;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::trsm(member, side, uplo, trans, diag, alpha, lane_block(A, first, lanes),
+               lane_block(B, first, lanes));
+  }
+};
+}  // namespace impl
+
+/// Batched TRSM. A is a rank-3 View (batch, k, k); B is rank-3 (batch, m,
+/// nrhs) or rank-2 (batch, m) for one right-hand side; k = m for Side::Left,
+/// k = nrhs for Side::Right. Any supported layout. Throws
+/// ibla::argument_error, touching no data, when the arguments do not fit.
+template <class ExecSpace, class Scalar, class AV, class BV>
+void trsm(const ExecSpace& exec, Side side, Uplo uplo, Op trans, Diag diag, const Scalar alpha,
+          const AV& A, const BV& B) {
+  constexpr const char* routine = "trsm";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, BV>();
+  detail::static_check_writable<BV>();
+  static_assert(AV::rank == 3, "ibla::trsm: A is a rank-3 View (batch, k, k)");
+  static_assert(BV::rank == 2 || BV::rank == 3,
+                "ibla::trsm: B is a rank-3 View (batch, m, nrhs) or rank-2 (batch, m)");
+  using T = typename BV::non_const_value_type;
+  static_assert(std::is_same<typename AV::non_const_value_type, T>::value,
+                "ibla::trsm: A and B must have the same value type");
+
+  const index_t batch = index_t(B.extent(0));
+  const index_t m = index_t(B.extent(1)), nrhs = BV::rank == 3 ? index_t(B.extent(2)) : 1;
+  detail::require_extent(routine, "A", 0, index_t(A.extent(0)), batch, "the batch count of B");
+  detail::require_extent(routine, "A", 2, index_t(A.extent(2)), index_t(A.extent(1)),
+                         "A.extent(1) (A must be square)");
+  if (side == Side::Left) {
+    detail::require_extent(routine, "B", 1, m, index_t(A.extent(1)),
+                           "the order of A (Side::Left solves op(A) X = alpha B)");
+  } else {
+    detail::require(nrhs == index_t(A.extent(1)), routine, "B",
+                    BV::rank == 3 ? "extent(2) = " : "columns (rank-2 B) = ", nrhs,
+                    " but the order of A (Side::Right solves X op(A) = alpha B) is ",
+                    index_t(A.extent(1)));
+  }
+  detail::require_allocated(routine, "A", A);
+  detail::require_allocated(routine, "B", B);
+  detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("B", B)});
+
+  if (m == 0 || nrhs == 0) return;
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
+  detail::for_each_block<L>(exec, "ibla::trsm", batch,
+                            impl::TrsmBlocks<T, AV, BV>{side, uplo, trans, diag, T(alpha), A, B});
+}
+
+}  // namespace ibla
