@@ -9,5 +9,4 @@
 #include <ibla/layouts/pointer_array.hpp>
 #include <ibla/kernels/convert.hpp>
 #include <ibla/kernels/gemm.hpp>
-#include <ibla/kernels/getrf.hpp>
 #include <ibla/kernels/trsm.hpp>
