@@ -1,0 +1,165 @@
+// Batched Cholesky solves (LAPACK dpotrs / dposv semantics per problem):
+//   potrs: B = A^{-1} B with A already factored by potrf (L L^T or U^T U);
+//   posv:  potrf on A, then potrs for the problems whose info is 0. Where
+//          info > 0, B is left untouched (dposv does not solve).
+// POSV is one pass over the data (seed 003 Algorithm 2 without any layout
+// conversion): one team per block factors the block and solves it with the
+// two triangular solves while the block is still in cache, instead of three
+// kernel launches over the whole batch.
+#pragma once
+
+#include <ibla/core/error.hpp>
+#include <ibla/core/lanes.hpp>
+#include <ibla/core/types.hpp>
+#include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/potrf.hpp>
+#include <ibla/kernels/trsm.hpp>
+#include <ibla/layouts/lane_block.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ibla {
+namespace impl {
+
+/// Lanes whose factorization succeeded (info 0) take the solution.
+template <class BI>
+struct InfoIsZero {
+  BI info;
+  KOKKOS_FORCEINLINE_FUNCTION bool operator()(int l) const { return info(0, l) == 0; }
+};
+
+/// The two triangular solves of dpotrs: L L^T X = B (Lower) or U^T U X = B
+/// (Upper), storing only in lanes where keep(l).
+template <class Member, class BA, class BB, class Keep>
+KOKKOS_INLINE_FUNCTION void potrs_masked(const Member& member, Uplo uplo, const BA& A,
+                                         const BB& B, const Keep& keep) {
+  using T          = std::remove_const_t<typename BB::value_type>;
+  const Op first   = uplo == Uplo::Lower ? Op::N : Op::T;
+  const Op second  = uplo == Uplo::Lower ? Op::T : Op::N;
+  trsm_masked(member, Side::Left, uplo, first, Diag::NonUnit, T(1), A, B, keep);
+  trsm_masked(member, Side::Left, uplo, second, Diag::NonUnit, T(1), A, B, keep);
+}
+
+}  // namespace impl
+
+namespace team {
+
+/// B = A^{-1} B on one block, A holding the Cholesky factor from potrf in
+/// its Uplo triangle. B is a block of n x nrhs matrices (rank-3 View) or of
+/// n-vectors (rank-2 View).
+template <class Member, class BA, class BB>
+KOKKOS_INLINE_FUNCTION void potrs(const Member& member, Uplo uplo, const BA& A, const BB& B) {
+  impl::potrs_masked(member, uplo, A, B, impl::AllLanes{});
+  team_sync(member);
+}
+
+/// potrf then potrs on one block; lanes with info > 0 keep their B.
+template <class Member, class BA, class BB, class BI>
+KOKKOS_INLINE_FUNCTION void posv(const Member& member, Uplo uplo, const BA& A, const BB& B,
+                                 const BI& info) {
+  team::potrf(member, uplo, A, info);
+  impl::potrs_masked(member, uplo, A, B, impl::InfoIsZero<BI>{info});
+  team_sync(member);
+}
+
+}  // namespace team
+
+namespace detail {
+
+/// B: rank-3 (batch, n, nrhs) or rank-2 (batch, n) right-hand sides for the
+/// n x n matrices of A.
+template <class AV, class BV>
+void require_rhs(const char* routine, const AV& A, const BV& B) {
+  static_assert(BV::rank == 2 || BV::rank == 3,
+                "ibla: B is a rank-3 View (batch, n, nrhs) or rank-2 (batch, n)");
+  require_extent(routine, "B", 0, index_t(B.extent(0)), index_t(A.extent(0)),
+                 "the batch count of A");
+  require_extent(routine, "B", 1, index_t(B.extent(1)), index_t(A.extent(1)),
+                 "the order n of A");
+  require_allocated(routine, "B", B);
+}
+
+}  // namespace detail
+
+namespace impl {
+template <class AV, class BV>
+struct PotrsBlocks {
+  Uplo uplo;
+  AV A;
+  BV B;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::potrs(member, uplo, lane_block(A, first, lanes), lane_block(B, first, lanes));
+  }
+};
+template <class AV, class BV, class IV>
+struct PosvBlocks {
+  Uplo uplo;
+  AV A;
+  BV B;
+  IV info;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::posv(member, uplo, lane_block(A, first, lanes), lane_block(B, first, lanes),
+               lane_block(info, first, lanes));
+  }
+};
+}  // namespace impl
+
+/// Batched Cholesky solve with factors from ibla::potrf. A: rank-3 View
+/// (batch, n, n); B: rank-3 (batch, n, nrhs) or rank-2 (batch, n),
+/// overwritten by the solution. Throws ibla::argument_error, touching no
+/// data, when the arguments do not fit together.
+template <class ExecSpace, class AV, class BV>
+void potrs(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B) {
+  constexpr const char* routine = "potrs";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, BV>();
+  detail::static_check_writable<BV>();
+  using T = typename BV::non_const_value_type;
+  static_assert(std::is_same<typename AV::non_const_value_type, T>::value,
+                "ibla::potrs: A and B must have the same value type");
+  detail::require_square(routine, "A", A);
+  detail::require_rhs(routine, A, B);
+  detail::require_allocated(routine, "A", A);
+  detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("B", B)});
+
+  if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV>();
+  detail::for_each_block<L>(exec, "ibla::potrs", index_t(A.extent(0)),
+                            impl::PotrsBlocks<AV, BV>{uplo, A, B});
+}
+
+/// Batched Cholesky factorization and solve in one pass: A (batch, n, n) is
+/// overwritten by its factor as by ibla::potrf, B (batch, n, nrhs) or
+/// (batch, n) by the solution where info(b) == 0 and left as it was where
+/// info(b) > 0. Throws ibla::argument_error, touching no data, when the
+/// arguments do not fit together.
+template <class ExecSpace, class AV, class BV, class IV>
+void posv(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B, const IV& info) {
+  constexpr const char* routine = "posv";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, BV>();
+  detail::static_check_view<ExecSpace, IV>();
+  detail::static_check_writable<AV>();
+  detail::static_check_writable<BV>();
+  detail::static_check_writable<IV>();
+  using T = typename BV::non_const_value_type;
+  static_assert(std::is_same<typename AV::non_const_value_type, T>::value,
+                "ibla::posv: A and B must have the same value type");
+  static_assert(std::is_floating_point<T>::value, "ibla::posv: A holds float or double");
+  const index_t batch = index_t(A.extent(0));
+  detail::require_square(routine, "A", A);
+  detail::require_rhs(routine, A, B);
+  detail::require_allocated(routine, "A", A);
+  detail::require_info_view(routine, info, batch);
+  detail::require_same_block_lanes(
+      routine, {detail::named("A", A), detail::named("B", B), detail::named("info", info)});
+
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV, IV>();
+  detail::for_each_block<L>(exec, "ibla::posv", batch, impl::PosvBlocks<AV, BV, IV>{uplo, A, B, info});
+}
+
+}  // namespace ibla

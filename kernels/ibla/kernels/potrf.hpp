@@ -1,0 +1,235 @@
+// Batched Cholesky factorization (LAPACK dpotrf semantics per problem):
+//   Uplo::Lower: A = L L^T, L over the lower triangle of A;
+//   Uplo::Upper: A = U^T U, U over the upper triangle of A.
+// Only the Uplo triangle is read and written. info(b) = 0, or k > 0 when the
+// leading minor of order k of problem b is not positive definite (pivot <= 0
+// or NaN). Such a problem stops there as LAPACK's unblocked dpotf2 leaves it:
+// columns 1..k-1 factored, the diagonal entry k holding the updated pivot,
+// everything after untouched. (LAPACK's dpotrf reaches the same info through
+// the recursive dpotrf2, which also updates the trailing matrix before it
+// stops; the factored columns 1..k-1 are the same.) Every other problem of
+// the batch is factored normally.
+//
+// Left-looking, panel by panel (seed 004: for small matrices it moves about
+// half the data of the right-looking variant, each column is loaded, updated
+// from the columns on its left, factored and stored once). Upper is the
+// Lower algorithm on the transposed block (a stride swap).
+//
+// Failure is per lane without branching across lanes: the lane's info is its
+// state; a lane keeps computing after it failed but its stores become
+// selects of the old value, so the lane loop stays one vectorised loop.
+#pragma once
+
+#include <ibla/core/error.hpp>
+#include <ibla/core/lanes.hpp>
+#include <ibla/core/types.hpp>
+#include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/static_switch.hpp>
+#include <ibla/layouts/lane_block.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ibla {
+namespace impl {
+
+// Panel width NB and row-tile height MR: a 4 x 4 tile of accumulators plus
+// the 4 pivot reciprocals and 4 + 4 operands stay in AVX-512 registers.
+inline constexpr int potrf_panel_cols = 4;
+inline constexpr int potrf_tile_rows  = 4;
+
+/// Square root on host and device: Kokkos moved its math functions out of
+/// Kokkos::Experimental in 3.7.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T square_root(T x) {
+#if KOKKOS_VERSION >= 30700
+  return Kokkos::sqrt(x);
+#else
+  return Kokkos::Experimental::sqrt(x);
+#endif
+}
+
+/// Rows [i0, i0 + MR) of panel [j0, j0 + NB) below its diagonal tile, in
+/// registers: update from the columns left of the panel, then solve against
+/// the panel's diagonal tile (already in memory; its reciprocals in inv).
+template <int MR, int NB, class T, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile(int i0, int j0, int done, const T (&inv)[NB],
+                                                  const BA& A, const int l) {
+  T acc[MR][NB];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NB; ++c) acc[r][c] = A(i0 + r, j0 + c, l);
+  for (int p = 0; p < j0; ++p) {
+    T a[MR], b[NB];
+    for (int r = 0; r < MR; ++r) a[r] = A(i0 + r, p, l);
+    for (int c = 0; c < NB; ++c) b[c] = A(j0 + c, p, l);
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < NB; ++c) acc[r][c] -= a[r] * b[c];
+  }
+  for (int c = 0; c < NB; ++c) {
+    for (int r = 0; r < MR; ++r) acc[r][c] *= inv[c];
+    for (int c2 = c + 1; c2 < NB; ++c2) {
+      const T lc = A(j0 + c2, j0 + c, l);
+      for (int r = 0; r < MR; ++r) acc[r][c2] -= acc[r][c] * lc;
+    }
+  }
+  // Column j is stored only when the lane factored it (j < done).
+  for (int c = 0; c < NB; ++c) {
+    const bool store = j0 + c < done;
+    for (int r = 0; r < MR; ++r) {
+      T& out = A(i0 + r, j0 + c, l);
+      out    = store ? acc[r][c] : out;
+    }
+  }
+}
+
+/// Columns [j0, j0 + NB) of the lower Cholesky factor of A (left-looking),
+/// one lane loop for the whole panel so the pivot reciprocals stay in
+/// registers for the tiles below the diagonal.
+template <int NB, class Member, class BA, class BI>
+KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& A,
+                                        const BI& info) {
+  using T             = std::remove_const_t<typename BA::value_type>;
+  constexpr int MR    = potrf_tile_rows;
+  const int n         = A.rows;
+  for_each_lane(member, A.lanes, [&](const int l) {
+    // Diagonal tile: lower triangle only (the upper one is never read).
+    T acc[NB][NB];
+    for (int c = 0; c < NB; ++c)
+      for (int r = c; r < NB; ++r) acc[r][c] = A(j0 + r, j0 + c, l);
+    for (int p = 0; p < j0; ++p) {
+      T a[NB];
+      for (int r = 0; r < NB; ++r) a[r] = A(j0 + r, p, l);
+      for (int c = 0; c < NB; ++c)
+        for (int r = c; r < NB; ++r) acc[r][c] -= a[r] * a[c];
+    }
+    int status  = info(0, l);  // 0, or the order of the minor that failed
+    T fail_pivot = T(0);
+    T inv[NB];
+    for (int c = 0; c < NB; ++c) {
+      const T d      = acc[c][c];
+      const bool bad = status == 0 && !(d > T(0));  // NaN is not > 0 either
+      status         = bad ? j0 + c + 1 : status;
+      fail_pivot     = bad ? d : fail_pivot;
+      // A failed lane goes on with NaN/garbage that is never stored.
+      const T s = square_root(d);
+      inv[c]    = T(1) / s;  // dpotf2 scales by 1 / ajj too
+      acc[c][c] = s;
+      for (int r = c + 1; r < NB; ++r) acc[r][c] *= inv[c];
+      for (int c2 = c + 1; c2 < NB; ++c2)
+        for (int r = c2; r < NB; ++r) acc[r][c2] -= acc[r][c] * acc[c2][c];
+    }
+    // Columns the lane has factored completely.
+    const int done = status == 0 ? n : status - 1;
+    for (int c = 0; c < NB; ++c) {
+      const bool store = j0 + c < done;
+      for (int r = c + 1; r < NB; ++r) {
+        T& out = A(j0 + r, j0 + c, l);
+        out    = store ? acc[r][c] : out;
+      }
+      // dpotf2 leaves the updated non-positive pivot on the diagonal.
+      T& dj = A(j0 + c, j0 + c, l);
+      dj    = store ? acc[c][c] : (status == j0 + c + 1 ? fail_pivot : dj);
+    }
+    info(0, l) = status;
+
+    int i0 = j0 + NB;
+    for (; i0 + MR <= n; i0 += MR) potrf_below_tile<MR, NB>(i0, j0, done, inv, A, l);
+    if (i0 < n) {
+      detail::static_switch<MR - 1>(n - i0, [&](auto rows) {
+        potrf_below_tile<decltype(rows)::value, NB>(i0, j0, done, inv, A, l);
+      });
+    }
+  });
+}
+
+/// Lower Cholesky of every lane of A; info(0, l) must be 0 on entry.
+template <class Member, class BA, class BI>
+KOKKOS_INLINE_FUNCTION void potrf_lower(const Member& member, const BA& A, const BI& info) {
+  constexpr int NB = potrf_panel_cols;
+  const int n      = A.rows;
+  for (int j0 = 0; j0 < n; j0 += NB) {
+    detail::static_switch<NB>(n - j0 < NB ? n - j0 : NB, [&](auto cols) {
+      potrf_panel<decltype(cols)::value>(member, j0, A, info);
+    });
+  }
+}
+
+}  // namespace impl
+
+namespace team {
+
+/// Cholesky factorization of one block of matrices (see the file comment).
+/// A is a block of n x n matrices, info a block of a rank-1 int View over
+/// the same matrices (info(0, l) is the info of lane l). Every thread of the
+/// team calls it; results are visible to the team on return.
+template <class Member, class BA, class BI>
+KOKKOS_INLINE_FUNCTION void potrf(const Member& member, Uplo uplo, const BA& A, const BI& info) {
+  for_each_lane(member, A.lanes, [&](const int l) { info(0, l) = 0; });
+  if (uplo == Uplo::Lower) impl::potrf_lower(member, A, info);
+  else impl::potrf_lower(member, transposed(A), info);
+  team_sync(member);
+}
+
+}  // namespace team
+
+namespace detail {
+
+/// A: a rank-3 View (batch, n, n) of square matrices.
+template <class AV>
+void require_square(const char* routine, const char* name, const AV& A) {
+  static_assert(AV::rank == 3, "ibla: the matrix operand is a rank-3 View (batch, n, n)");
+  require(A.extent(1) == A.extent(2), routine, name, "is not square: extent(1) = ", A.extent(1),
+          ", extent(2) = ", A.extent(2));
+}
+
+/// info: a rank-1 int View with one entry per problem.
+template <class IV>
+void require_info_view(const char* routine, const IV& info, index_t batch) {
+  static_assert(IV::rank == 1, "ibla: info is a rank-1 View (batch)");
+  static_assert(std::is_same<typename IV::non_const_value_type, int>::value,
+                "ibla: info holds int");
+  require_extent(routine, "info", 0, index_t(info.extent(0)), batch, "the batch count of A");
+  require_allocated(routine, "info", info);
+}
+
+}  // namespace detail
+
+namespace impl {
+template <class AV, class IV>
+struct PotrfBlocks {
+  Uplo uplo;
+  AV A;
+  IV info;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::potrf(member, uplo, lane_block(A, first, lanes), lane_block(info, first, lanes));
+  }
+};
+}  // namespace impl
+
+/// Batched Cholesky factorization. A: rank-3 View (batch, n, n), factored in
+/// place (Uplo triangle only); info: rank-1 int View (batch), any layout.
+/// Block-interleaved operands must share L. Throws ibla::argument_error,
+/// touching no data, when the arguments do not fit together.
+template <class ExecSpace, class AV, class IV>
+void potrf(const ExecSpace& exec, Uplo uplo, const AV& A, const IV& info) {
+  constexpr const char* routine = "potrf";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, IV>();
+  detail::static_check_writable<AV>();
+  detail::static_check_writable<IV>();
+  using T = typename AV::non_const_value_type;
+  static_assert(std::is_floating_point<T>::value, "ibla::potrf: A holds float or double");
+
+  const index_t batch = index_t(A.extent(0));
+  detail::require_square(routine, "A", A);
+  detail::require_allocated(routine, "A", A);
+  detail::require_info_view(routine, info, batch);
+  detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("info", info)});
+
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, IV>();
+  detail::for_each_block<L>(exec, "ibla::potrf", batch, impl::PotrfBlocks<AV, IV>{uplo, A, info});
+}
+
+}  // namespace ibla
