@@ -86,7 +86,8 @@ void require_pointer_array(const ExecSpace& exec, const char* name, const Pointe
   if (p.batch == 0) return;
   require(p.ptrs != nullptr, routine, name, "the pointer array itself is null");
   // Find the first null matrix pointer; the array may live in device memory.
-  index_t first_null = p.batch;
+  // (The Min reducer starts from the largest index_t: no null leaves it there.)
+  index_t first_null = 0;
   T* const* ptrs     = p.ptrs;
   Kokkos::parallel_reduce(
       "ibla::convert::check_pointers", Kokkos::RangePolicy<ExecSpace>(exec, 0, p.batch),
@@ -94,7 +95,7 @@ void require_pointer_array(const ExecSpace& exec, const char* name, const Pointe
         if (ptrs[b] == nullptr && b < found) found = b;
       },
       Kokkos::Min<index_t>(first_null));
-  require(first_null == p.batch, routine, name, "pointer of matrix ", first_null, " is null");
+  require(first_null >= p.batch, routine, name, "pointer of matrix ", first_null, " is null");
 }
 
 template <class S, class D>
@@ -123,7 +124,7 @@ void convert(const ExecSpace& exec, const S& src, const D& dst) {
   if constexpr (!detail::is_pointer_array<S>::value) detail::static_check_view<ExecSpace, S>();
   if constexpr (!detail::is_pointer_array<D>::value) detail::static_check_view<ExecSpace, D>();
   if constexpr (!detail::is_pointer_array<S>::value && !detail::is_pointer_array<D>::value) {
-    static_assert(S::rank == D::rank, "ibla::convert: src and dst must have the same rank");
+    static_assert(int(S::rank) == int(D::rank), "ibla::convert: src and dst must have the same rank");
   }
 
   if constexpr (detail::is_pointer_array<S>::value) {
