@@ -2,7 +2,8 @@
 # Installs everything ibla needs on a fresh Debian 12 machine, idempotently.
 #  - Debian packages: compiler tools, GoogleTest, hwloc, netlib BLAS/LAPACK/LAPACKE
 #    (the test oracle), OpenBLAS (OpenMP build: the benchmark baseline; the serial
-#    build gives wrong results when called from several OpenMP threads).
+#    build gives wrong results when called from several OpenMP threads), python3
+#    (test stage 25-spack runs the Spack recipe check with it).
 #  - Kokkos 3.4.01 (OpenMP + Serial, hwloc) and Kokkos Kernels 3.4.01 (ETI off),
 #    built from Debian's trilinos 13.2 *source* package into .deps/install.
 #    Debian's binary libtrilinos-kokkos is Serial-only and therefore not used.
@@ -21,7 +22,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 pkgs=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libhwloc-dev
       libblas-dev liblapack-dev liblapacke-dev libopenblas0-openmp libopenblas-openmp-dev
-      dpkg-dev)
+      dpkg-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
