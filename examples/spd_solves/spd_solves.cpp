@@ -1,18 +1,22 @@
 // A small application on ibla: a batch of small symmetric positive definite
-// (SPD) matrices A(b) = M(b) M(b)^T + n I, the normal-equation systems that
-// many independent least-squares fits or per-cell implicit updates produce.
+// (SPD) systems A(b) x(b) = f(b) with A(b) = M(b) M(b)^T + n I, the
+// normal-equation systems that many independent least-squares fits or
+// per-cell implicit updates produce. ibla::gemm builds the matrices and
+// ibla::posv (Cholesky factorization and solve in one pass) solves them.
 //
 // It shows the usual flow: the application keeps its data in its own storage
-// (here LayoutRight: one row-major matrix after another), converts it once
-// into ibla's block-interleaved layout, computes there, and converts the
-// result back. It checks every entry against a plain host loop and exits
-// non-zero on any error, so it doubles as the install test of the package.
+// (here LayoutRight: one row-major matrix or vector after another), converts
+// it once into ibla's block-interleaved layout, computes there, and converts
+// the results back. It checks every entry of A against a plain host loop and
+// every solution by its residual, and exits non-zero on any error, so it
+// doubles as the install test of the package.
 //
 // usage: spd_solves [batch] [n ...]   (default: 1001 matrices of sizes 1 5 8 17 32)
 #include <ibla/ibla.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,14 +32,22 @@ using MemSpace  = ExecSpace::memory_space;
 // One block of matrices per team: a SIMD vector of lanes on host, a warp on GPUs.
 constexpr int L = ibla::default_block_lanes<T, ExecSpace>;
 using AppView         = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;
+using AppVectors      = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
 using InterleavedView = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, MemSpace>;
+// Right-hand sides and info use the same block layout as A (posv requires
+// block-interleaved operands of one call to share L).
+using InterleavedVectors = Kokkos::View<T**, ibla::LayoutBlockInterleaved<L>, MemSpace>;
+using InterleavedInfo    = Kokkos::View<int*, ibla::LayoutBlockInterleaved<L>, MemSpace>;
 
 struct Result {
-  long errors = 0;
-  double worst = 0;  // largest |error| / tolerance seen
+  long errors = 0;         // wrong entries of A
+  double worst = 0;        // largest |error| / tolerance seen for A
+  long solve_errors = 0;   // systems with info != 0 or a residual over tolerance
+  double worst_solve = 0;  // largest residual / tolerance seen
 };
 
-/// Builds A(b) = M(b) M(b)^T + n I with ibla and checks it entry by entry.
+/// Builds A(b) = M(b) M(b)^T + n I with ibla and checks it entry by entry,
+/// then solves A(b) x(b) = f(b) with ibla::posv and checks the residuals.
 Result spd_batch(ibla::index_t batch, int n, unsigned seed) {
   const ExecSpace exec;
 
@@ -90,6 +102,66 @@ Result spd_batch(ibla::index_t batch, int n, unsigned seed) {
         }
         if (tol > 0 && err / tol > r.worst) r.worst = err / tol;
       }
+
+  // --- Solve A(b) x(b) = f(b) with f(b) uniform in [-1, 1]. -----------------
+  AppVectors f_app("f_app", batch, n);
+  auto f_host = Kokkos::create_mirror_view(f_app);
+  for (ibla::index_t b = 0; b < batch; ++b)
+    for (int i = 0; i < n; ++i) f_host(b, i) = dist(gen);
+  Kokkos::deep_copy(f_app, f_host);
+  InterleavedVectors X("X", batch, n);
+  InterleavedInfo info("info", batch);
+  ibla::convert(exec, f_app, X);
+  // A is overwritten by its Cholesky factor, X by the solutions; A_host keeps
+  // the matrices. Lower: only the lower triangle of A is read.
+  ibla::posv(exec, ibla::Uplo::Lower, A, X, info);
+  AppVectors x_app("x_app", batch, n);
+  ibla::convert(exec, X, x_app);
+  auto x_host    = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x_app);
+  auto info_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+
+  // Normwise backward error of each solution (Rigal and Gaches; Higham,
+  // Accuracy and Stability, Thm 7.1, with E = A, infinity norms):
+  //   eta = ||f - A x|| / (||A|| ||x|| + ||f||).
+  // Cholesky solves are backward stable: (A + dA) x = f with |dA| <= gamma_{3n+1}
+  // |L| |L^T| (Higham, Thm 10.4), and || |L| |L^T| || <= n ||A|| for SPD A,
+  // so eta is of the order of n eps; forming the residual in double adds
+  // gamma_{n+1} (||A|| ||x|| + ||f||). LAPACK's own tests (dpot02) accept
+  // ||f - A x|| / (||A|| ||x|| eps) below 30; here 30 n eps, so the check
+  // scales with n like the bound and still rejects any wrong solve (those
+  // give eta of order 1). The residual uses the lower triangle, which is the
+  // matrix posv solved with.
+  const double eta_tol = 30.0 * n * eps;
+  for (ibla::index_t b = 0; b < batch; ++b) {
+    if (info_host(b) != 0) {
+      if (r.solve_errors < 5)
+        std::fprintf(stderr, "  n = %d: posv info(%ld) = %d, but A is SPD\n", n, long(b), info_host(b));
+      ++r.solve_errors;
+      continue;
+    }
+    T res = 0, a_norm = 0, x_norm = 0, f_norm = 0;
+    for (int i = 0; i < n; ++i) {
+      T ax = 0, row = 0;
+      for (int j = 0; j < n; ++j) {
+        const T a = i >= j ? A_host(b, i, j) : A_host(b, j, i);
+        ax += a * x_host(b, j);
+        row += std::abs(a);
+      }
+      res    = std::max(res, std::abs(f_host(b, i) - ax));
+      a_norm = std::max(a_norm, row);
+      x_norm = std::max(x_norm, std::abs(x_host(b, i)));
+      f_norm = std::max(f_norm, std::abs(f_host(b, i)));
+    }
+    const T denom    = a_norm * x_norm + f_norm;  // 0 only when f = 0 and x = 0
+    const double eta = denom > 0 ? res / denom : res;
+    if (!(eta <= eta_tol)) {  // also catches NaN
+      if (r.solve_errors < 5)
+        std::fprintf(stderr, "  n = %d: system %ld: relative residual %.3g (tolerance %.3g)\n", n, long(b),
+                     eta, eta_tol);
+      ++r.solve_errors;
+    }
+    if (eta / eta_tol > r.worst_solve) r.worst_solve = eta / eta_tol;
+  }
   return r;
 }
 
@@ -107,15 +179,16 @@ int main(int argc, char* argv[]) {
   try {
     for (const int n : sizes) {
       const Result r = spd_batch(batch, n, 1234u + unsigned(n));
-      std::printf("  n = %2d: %s (worst error %.2f of tolerance)\n", n, r.errors ? "FAILED" : "ok", r.worst);
-      failures += r.errors;
+      std::printf("  n = %2d: A = M M^T + n I %s (worst error %.2f of tolerance), posv %s (worst residual %.3f of tolerance)\n",
+                  n, r.errors ? "FAILED" : "ok", r.worst, r.solve_errors ? "FAILED" : "ok", r.worst_solve);
+      failures += r.errors + r.solve_errors;
     }
   } catch (const ibla::argument_error& e) {  // bad sizes from the command line
     std::fprintf(stderr, "spd_solves: %s\n", e.what());
     return 2;
   }
   if (failures) {
-    std::fprintf(stderr, "spd_solves: %ld wrong entries\n", failures);
+    std::fprintf(stderr, "spd_solves: %ld wrong entries or solutions\n", failures);
     return 1;
   }
   return 0;
