@@ -4,7 +4,8 @@
 # ^kokkos+wrapper), and its backend variants only forward to ^kokkos: ibla is
 # header-only and has no backends of its own.
 #
-# Written for Spack 0.2x (build systems exported by spack.package) and Spack
+# Written for Spack 0.23 (build systems exported by spack.package; 0.23 is
+# the first with language dependencies such as depends_on("cxx")) and Spack
 # 1.x (build systems in the builtin repository, spack_repo.builtin); the
 # package repository uses the Package API v1.0 layout, which both read.
 # Checked here only by spack/test_package_py.py, which imports this file under
