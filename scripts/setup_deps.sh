@@ -22,7 +22,8 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 pkgs=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libhwloc-dev
       libblas-dev liblapack-dev liblapacke-dev libopenblas0-openmp libopenblas-openmp-dev
-      dpkg-dev python3)
+      dpkg-dev python3
+      libeigen3-dev libxsmm-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,276 @@
+// ibla, measured two ways:
+//  - "ibla": on its native LayoutBlockInterleaved<L> Views (the data already
+//    lives in ibla's layout, as in an application built around it);
+//  - "ibla+conv": the user keeps strided storage (column-major matrices one
+//    after another); each call converts the operands into block-interleaved
+//    scratch Views with ibla::convert, computes, and converts the outputs back.
+// Operations whose kernel header is not in this tree yet are reported absent
+// (__has_include), so the benchmark builds at every stage of the project.
+#include "bench.hpp"
+
+#include <ibla/ibla.hpp>
+
+#if __has_include(<ibla/kernels/trsm.hpp>)
+#include <ibla/kernels/trsm.hpp>
+#define IBLA_BENCH_HAS_TRSM 1
+#endif
+#if __has_include(<ibla/kernels/potrf.hpp>)
+#include <ibla/kernels/potrf.hpp>
+#define IBLA_BENCH_HAS_POTRF 1
+#endif
+#if __has_include(<ibla/kernels/getrf.hpp>)
+#include <ibla/kernels/getrf.hpp>
+#define IBLA_BENCH_HAS_GETRF 1
+#endif
+#if __has_include(<ibla/kernels/posv.hpp>)
+#include <ibla/kernels/posv.hpp>
+#define IBLA_BENCH_HAS_POSV 1
+#endif
+#if __has_include(<ibla/kernels/gesv.hpp>)
+#include <ibla/kernels/gesv.hpp>
+#define IBLA_BENCH_HAS_GESV 1
+#endif
+
+#include <Kokkos_Core.hpp>
+
+namespace bench {
+namespace {
+
+// Matrices per block: one 64-byte vector of lanes (8 doubles, 16 floats),
+// which is one AVX-512 register per element of a tile.
+#ifndef IBLA_BENCH_LANES_DOUBLE
+#define IBLA_BENCH_LANES_DOUBLE 8
+#endif
+#ifndef IBLA_BENCH_LANES_FLOAT
+#define IBLA_BENCH_LANES_FLOAT 16
+#endif
+template <class T>
+inline constexpr unsigned lanes_v = sizeof(T) == 8 ? IBLA_BENCH_LANES_DOUBLE : IBLA_BENCH_LANES_FLOAT;
+
+using Exec = Kokkos::DefaultHostExecutionSpace;
+template <class T>
+using Native3 = Kokkos::View<T***, ibla::LayoutBlockInterleaved<lanes_v<T>>, Kokkos::HostSpace>;
+// Pivots and info of a batch of T problems share the L of the T operands.
+template <class T>
+using NativeInt2 = Kokkos::View<int**, ibla::LayoutBlockInterleaved<lanes_v<T>>, Kokkos::HostSpace>;
+template <class T>
+using NativeInt1 = Kokkos::View<int*, ibla::LayoutBlockInterleaved<lanes_v<T>>, Kokkos::HostSpace>;
+template <class T>
+using Strided3 = Kokkos::View<T***, Kokkos::LayoutStride, Kokkos::HostSpace,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using Strided2 = Kokkos::View<T**, Kokkos::LayoutStride, Kokkos::HostSpace,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using Strided1 = Kokkos::View<T*, Kokkos::LayoutStride, Kokkos::HostSpace,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// The strided batch as a (batch, rows, cols) View: column-major matrices one
+/// after another.
+template <class T>
+Strided3<T> strided(T* p, index_t batch, int rows, int cols) {
+  Kokkos::LayoutStride l(std::size_t(batch), std::size_t(rows) * std::size_t(cols),
+                         std::size_t(rows), 1, std::size_t(cols), std::size_t(rows));
+  return Strided3<T>(p, l);
+}
+template <class T>
+Strided2<T> strided2(T* p, index_t batch, int rows) {
+  Kokkos::LayoutStride l(static_cast<std::size_t>(batch), static_cast<std::size_t>(rows), static_cast<std::size_t>(rows), 1);
+  return Strided2<T>(p, l);
+}
+template <class T>
+Strided1<T> strided1(T* p, index_t batch) {
+  Kokkos::LayoutStride l(static_cast<std::size_t>(batch), 1);
+  return Strided1<T>(p, l);
+}
+
+bool ibla_has(OpKind op) {
+  switch (op) {
+    case OpKind::gemm: return true;
+#ifdef IBLA_BENCH_HAS_TRSM
+    case OpKind::trsm: return true;
+#endif
+#ifdef IBLA_BENCH_HAS_POTRF
+    case OpKind::potrf: return true;
+#endif
+#ifdef IBLA_BENCH_HAS_GETRF
+    case OpKind::getrf: return true;
+#endif
+#ifdef IBLA_BENCH_HAS_POSV
+    case OpKind::posv: return true;
+#endif
+#ifdef IBLA_BENCH_HAS_GESV
+    case OpKind::gesv: return true;
+#endif
+    default: return false;
+  }
+}
+
+/// The native operands of one case.
+template <class T>
+struct NativeSet {
+  Native3<T> A, B, C;
+  NativeInt2<T> ipiv;
+  NativeInt1<T> info;
+  void allocate(const HostProblem<T>& p) {
+    const Case& c = p.c;
+    A             = Native3<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), c.batch, c.n, c.n);
+    if (p.has_B())
+      B = Native3<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "B"), c.batch, c.n, p.b_cols());
+    if (p.has_C())
+      C = Native3<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "C"), c.batch, c.n, c.n);
+    if (p.has_ipiv()) ipiv = NativeInt2<T>("ipiv", c.batch, c.n);
+    if (p.has_info()) info = NativeInt1<T>("info", c.batch);
+  }
+  void spans(std::vector<Span>& out) const {
+    auto add = [&](const auto& v) {
+      if (v.data() != nullptr)
+        out.push_back({v.data(), v.span() * sizeof(typename std::decay_t<decltype(v)>::value_type)});
+    };
+    add(A), add(B), add(C), add(ipiv), add(info);
+  }
+  /// Inputs <- strided storage (or outputs -> strided storage with to_native false).
+  void convert(const Exec& exec, const HostProblem<T>& p, bool to_native, bool outputs_only) const {
+    const Case& c = p.c;
+    const OpKind op = c.op;
+    const bool a_out = op != OpKind::gemm && op != OpKind::trsm;
+    const bool b_out = op == OpKind::trsm || op == OpKind::posv || op == OpKind::gesv;
+    auto move = [&](auto s, auto n) {
+      if (to_native) ibla::convert(exec, s, n);
+      else ibla::convert(exec, n, s);
+    };
+    if (!outputs_only || a_out) move(strided(p.A.data(), c.batch, c.n, c.n), A);
+    if (p.has_B() && (!outputs_only || b_out)) move(strided(p.B.data(), c.batch, c.n, p.b_cols()), B);
+    if (p.has_C()) move(strided(p.C.data(), c.batch, c.n, c.n), C);
+    if (!to_native && p.has_ipiv()) ibla::convert(exec, ipiv, strided2(p.ipiv.data(), c.batch, c.n));
+    if (!to_native && p.has_info()) ibla::convert(exec, info, strided1(p.info.data(), c.batch));
+  }
+  /// The operation itself on the native Views.
+  void compute(const Exec& exec, const Case& c) const {
+    switch (c.op) {
+      case OpKind::gemm:
+        ibla::gemm(exec, ibla::Op::N, ibla::Op::N, T(gemm_alpha), A, B, T(gemm_beta), C);
+        break;
+#ifdef IBLA_BENCH_HAS_TRSM
+      case OpKind::trsm:
+        ibla::trsm(exec, ibla::Side::Left, ibla::Uplo::Lower, ibla::Op::N, ibla::Diag::NonUnit,
+                   T(trsm_alpha), A, B);
+        break;
+#endif
+#ifdef IBLA_BENCH_HAS_POTRF
+      case OpKind::potrf: ibla::potrf(exec, ibla::Uplo::Lower, A, info); break;
+#endif
+#ifdef IBLA_BENCH_HAS_GETRF
+      case OpKind::getrf: ibla::getrf(exec, A, ipiv, info); break;
+#endif
+#ifdef IBLA_BENCH_HAS_POSV
+      case OpKind::posv: ibla::posv(exec, ibla::Uplo::Lower, A, B, info); break;
+#endif
+#ifdef IBLA_BENCH_HAS_GESV
+      case OpKind::gesv: ibla::gesv(exec, A, ipiv, B, info); break;
+#endif
+      default: break;
+    }
+  }
+};
+
+template <class T>
+struct IblaNative final : Impl<T> {
+  const HostProblem<T>* in = nullptr;
+  NativeSet<T> pristine, work;
+  Exec exec;
+  std::string group() const override { return "ibla"; }
+  std::string name() const override { return "ibla<L=" + std::to_string(lanes_v<T>) + ">"; }
+  std::string absent(const Case& c) const override {
+    return ibla_has(c.op) ? "" : "kernel not in this tree yet";
+  }
+  void setup(const HostProblem<T>& input) override {
+    in = &input;
+    pristine.allocate(input);
+    work.allocate(input);
+    pristine.convert(exec, input, true, false);
+    exec.fence();
+  }
+  void restore() override {
+    Kokkos::deep_copy(exec, work.A, pristine.A);
+    if (in->has_B()) Kokkos::deep_copy(exec, work.B, pristine.B);
+    if (in->has_C()) Kokkos::deep_copy(exec, work.C, pristine.C);
+    exec.fence();
+  }
+  void spans(std::vector<Span>& out) const override { work.spans(out); }
+  void run() override {
+    work.compute(exec, in->c);
+    exec.fence();
+  }
+  void fetch(HostProblem<T>& out) override {
+    work.convert(exec, out, false, false);
+    exec.fence();
+  }
+  void teardown() override { pristine = NativeSet<T>(), work = NativeSet<T>(); }
+};
+
+template <class T>
+struct IblaConvert final : Impl<T> {
+  const HostProblem<T>* in = nullptr;
+  HostProblem<T> user;   // the user's strided storage
+  NativeSet<T> scratch;  // block-interleaved scratch
+  Exec exec;
+  std::string group() const override { return "ibla+conv"; }
+  std::string absent(const Case& c) const override {
+    return ibla_has(c.op) ? "" : "kernel not in this tree yet";
+  }
+  void setup(const HostProblem<T>& input) override {
+    in = &input;
+    user.allocate(input.c);
+    scratch.allocate(input);
+  }
+  void restore() override {
+    parallel_copy(user.A.data(), in->A.data(), in->A.bytes());
+    if (in->has_B()) parallel_copy(user.B.data(), in->B.data(), in->B.bytes());
+    if (in->has_C()) parallel_copy(user.C.data(), in->C.data(), in->C.bytes());
+  }
+  void spans(std::vector<Span>& out) const override {
+    out.push_back({user.A.data(), user.A.bytes()});
+    if (user.has_B()) out.push_back({user.B.data(), user.B.bytes()});
+    if (user.has_C()) out.push_back({user.C.data(), user.C.bytes()});
+    if (user.has_ipiv()) out.push_back({user.ipiv.data(), user.ipiv.bytes()});
+    if (user.has_info()) out.push_back({user.info.data(), user.info.bytes()});
+    scratch.spans(out);
+  }
+  void run() override {
+    scratch.convert(exec, user, true, false);
+    scratch.compute(exec, user.c);
+    scratch.convert(exec, user, false, true);
+    exec.fence();
+  }
+  void fetch(HostProblem<T>& out) override {
+    parallel_copy(out.A.data(), user.A.data(), user.A.bytes());
+    if (user.has_B()) parallel_copy(out.B.data(), user.B.data(), user.B.bytes());
+    if (user.has_C()) parallel_copy(out.C.data(), user.C.data(), user.C.bytes());
+    if (user.has_ipiv()) parallel_copy(out.ipiv.data(), user.ipiv.data(), user.ipiv.bytes());
+    if (user.has_info()) parallel_copy(out.info.data(), user.info.data(), user.info.bytes());
+  }
+  void teardown() override { user = HostProblem<T>(), scratch = NativeSet<T>(); }
+};
+
+}  // namespace
+
+std::string ibla_ops_available() {
+  std::string s = "gemm";
+  for (auto [op, name] : {std::pair{OpKind::trsm, "trsm"}, std::pair{OpKind::potrf, "potrf"},
+                          std::pair{OpKind::getrf, "getrf"}, std::pair{OpKind::posv, "posv"},
+                          std::pair{OpKind::gesv, "gesv"}})
+    if (ibla_has(op)) s += std::string(" ") + name;
+  return s;
+}
+
+template <class T>
+void add_ibla(ImplList<T>& out) {
+  out.push_back(std::make_unique<IblaNative<T>>());
+  out.push_back(std::make_unique<IblaConvert<T>>());
+}
+
+template void add_ibla<float>(ImplList<float>&);
+template void add_ibla<double>(ImplList<double>&);
+
+}  // namespace bench

@@ -1,0 +1,165 @@
+// The machine's limits, measured at the start of every run on the benchmark's
+// own thread count: peak FLOP/s of an FMA microkernel and triad bandwidth
+// from DRAM, from L3 and from L2.
+#include "bench.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace bench {
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// 16 independent accumulator chains: more than FMA latency (4) x ports (2),
+// so the FMA units never wait. Returns flops done by the calling thread.
+#if defined(__AVX512F__)
+constexpr int fma_width = 8;
+const char* fma_isa     = "AVX-512";
+__attribute__((noinline)) double fma_kernel(long iters) {
+  __m512d acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_pd(1.0 + i * 1e-3);
+  const __m512d a = _mm512_set1_pd(0.999999), b = _mm512_set1_pd(1e-7);
+  for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_pd(acc[i], a, b);
+  }
+  __m512d s = acc[0];
+  for (int i = 1; i < 16; ++i) s = _mm512_add_pd(s, acc[i]);
+  volatile double sink = _mm512_reduce_add_pd(s);
+  (void)sink;
+  return double(iters) * 16 * fma_width * 2;
+}
+#elif defined(__FMA__)
+constexpr int fma_width = 4;
+const char* fma_isa     = "AVX2+FMA";
+__attribute__((noinline)) double fma_kernel(long iters) {
+  __m256d acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_pd(1.0 + i * 1e-3);
+  const __m256d a = _mm256_set1_pd(0.999999), b = _mm256_set1_pd(1e-7);
+  for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = _mm256_fmadd_pd(acc[i], a, b);
+  }
+  double out[4];
+  __m256d s = acc[0];
+  for (int i = 1; i < 16; ++i) s = _mm256_add_pd(s, acc[i]);
+  _mm256_storeu_pd(out, s);
+  volatile double sink = out[0] + out[1] + out[2] + out[3];
+  (void)sink;
+  return double(iters) * 16 * fma_width * 2;
+}
+#else
+const char* fma_isa = "scalar";
+__attribute__((noinline)) double fma_kernel(long iters) {
+  double acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = 1.0 + i * 1e-3;
+  for (long it = 0; it < iters; ++it)
+    for (int i = 0; i < 16; ++i) acc[i] = acc[i] * 0.999999 + 1e-7;
+  double s = 0;
+  for (double x : acc) s += x;
+  volatile double sink = s;
+  (void)sink;
+  return double(iters) * 16 * 2;
+}
+#endif
+
+double measure_peak(long iters, int trials) {
+  double best = 0;
+  for (int t = 0; t < trials; ++t) {
+    double flops = 0, t0 = 0, t1 = 0;
+#pragma omp parallel reduction(+ : flops)
+    {
+#pragma omp barrier
+#pragma omp single
+      t0 = now();
+      flops += fma_kernel(iters);
+#pragma omp barrier
+#pragma omp single
+      t1 = now();
+    }
+    best = std::max(best, flops / (t1 - t0) * 1e-9);
+  }
+  return best;
+}
+
+/// Triad a = b + s*c over arrays of `elems` doubles each, split statically
+/// over the threads (each thread first-touches its own part). STREAM's byte
+/// count: 24 bytes per element (two reads, one write).
+double measure_triad(std::size_t elems, int reps) {
+  Buf<double> a(elems), b(elems), c(elems);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < elems; ++i) {
+    a[i] = 0;
+    b[i] = 1.0 + double(i % 7);
+    c[i] = 2.0;
+  }
+  double* pa = a.data();
+  const double* pb = b.data();
+  const double* pc = c.data();
+  double best = 0;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < elems; ++i) pa[i] = pb[i] + 0.5 * pc[i];
+    const double t = now() - t0;
+    best = std::max(best, 24.0 * double(elems) / t * 1e-9);
+  }
+  volatile double sink = pa[elems / 2];
+  (void)sink;
+  return best;
+}
+
+std::size_t cache_bytes(int level, std::size_t fallback) {
+  // /sys reports per-instance sizes: index2 = L2, index3 = L3 (data/unified).
+  const std::string path =
+      "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(level) + "/size";
+  std::ifstream f(path);
+  std::string s;
+  if (f >> s) {
+    std::size_t v = std::stoul(s);
+    if (s.back() == 'K') v *= 1024;
+    if (s.back() == 'M') v *= 1024 * 1024;
+    return v;
+  }
+  return fallback;
+}
+
+}  // namespace
+
+Limits measure_limits(bool quick) {
+  Limits lim;
+  lim.threads  = omp_get_max_threads();
+  lim.isa      = fma_isa;
+  lim.l2_bytes = cache_bytes(2, 2u << 20);
+  lim.l3_bytes = cache_bytes(3, 32u << 20);
+  measure_peak(2000000, 1);  // warm up the cores (frequency, page tables)
+  lim.peak_gflops = measure_peak(quick ? 20000000 : 50000000, 3);
+  // DRAM: three arrays of max(4 x L3, 64 MiB) bytes each.
+  const std::size_t dram = std::max<std::size_t>(4 * lim.l3_bytes, 64u << 20) / sizeof(double);
+  lim.bw_dram = measure_triad(dram, quick ? 4 : 6);
+  // L3: the three arrays together take 40% of L3 and 4x the L2 of all
+  // threads, so they live in L3 and not in L2.
+  const std::size_t l3 =
+      std::max<std::size_t>(lim.l3_bytes * 2 / 5, 4 * lim.l2_bytes * std::size_t(lim.threads)) /
+      (3 * sizeof(double));
+  lim.bw_l3 = measure_triad(l3, quick ? 20 : 40);
+  // L2: each thread's share of the three arrays takes 40% of its L2.
+  const std::size_t l2 = lim.l2_bytes * 2 / 5 * std::size_t(lim.threads) / (3 * sizeof(double));
+  lim.bw_l2 = measure_triad(l2, quick ? 200 : 500);
+  return lim;
+}
+
+}  // namespace bench

@@ -1,0 +1,715 @@
+// ibla_bench: batched GEMM/TRSM/POTRF/GETRF/POSV/GESV on many tiny problems,
+// ibla next to the peers a user would otherwise use, every result checked,
+// every speed put next to what the machine allows. See --help.
+//
+// Protocol per (operation, n, implementation):
+//  - one untimed run (first touch, JIT), then `reps` timed repetitions in two
+//    modes: "flushed" (inputs restored, then every cache line of every
+//    operand the run touches evicted with clflushopt) and "warm" (inputs
+//    restored, nothing evicted: the batch sits in the cache that holds it);
+//  - median, min and max of the repetitions; GFLOP/s from the median;
+//  - the bound of a cell is min(peak, flops * bandwidth / bytes read), with
+//    the DRAM triad bandwidth for flushed runs and, for warm runs, the
+//    bandwidth of the cache level the batch fits in (L2, L3 or DRAM);
+//  - the outputs of the last repetition are compared with the reference
+//    (serial OpenBLAS/LAPACK on a copy): PASS/FAIL per cell.
+#include "bench.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace bench {
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Options {
+  index_t batch = 10000;
+  bool use_float = false;
+  std::vector<int> sizes{2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32};
+  std::vector<std::string> ops{"gemm", "trsm", "potrf", "getrf", "posv", "gesv"};
+  std::vector<std::string> impls;  // empty: all groups
+  std::vector<std::string> modes{"flushed", "warm"};
+  int reps = 11;
+  bool quick = false;
+  std::string csv, plot;
+};
+
+void usage() {
+  std::printf(
+      "usage: ibla_bench [options]\n"
+      "  --batch N        problems per batch (default 10000)\n"
+      "  --float          single precision (default double)\n"
+      "  --sizes LIST     comma-separated n in 1..32 (default 2,3,4,5,6,8,10,12,16,20,24,32)\n"
+      "  --ops LIST       gemm,trsm,potrf,getrf,posv,gesv (default all); trsm runs nrhs=1 and\n"
+      "                   nrhs=n, getrf/gesv a diagonally dominant and a random input\n"
+      "  --impls LIST     only these columns: ibla,ibla+conv,omp+openblas,kk-serial,kk-simd,\n"
+      "                   kk-simd+conv,libxsmm,eigen (default all)\n"
+      "  --modes LIST     flushed,warm (default both)\n"
+      "  --reps N         timed repetitions per cell, median reported (default 11)\n"
+      "  --quick          about a minute: n in {2,8,16,32}, fewer cells\n"
+      "  --csv FILE       write every measurement to FILE\n"
+      "  --plot DIR       write GFLOP/s-vs-n plots (PNG, gnuplot) into DIR\n"
+      "  --help           this text\n"
+      "Threads: OMP_NUM_THREADS (scripts/run_benchmark.sh sets all cores, OMP_PROC_BIND=close).\n");
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  bool sizes_given = false, ops_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "ibla_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage();
+      std::exit(0);
+    } else if (a == "--batch") {
+      o.batch = std::stoll(value());
+    } else if (a == "--float") {
+      o.use_float = true;
+    } else if (a == "--double") {
+      o.use_float = false;
+    } else if (a == "--sizes") {
+      o.sizes.clear();
+      for (auto& s : split(value())) o.sizes.push_back(std::stoi(s));
+      sizes_given = true;
+    } else if (a == "--ops") {
+      o.ops = split(value());
+      ops_given = true;
+    } else if (a == "--impls") {
+      o.impls = split(value());
+    } else if (a == "--modes") {
+      o.modes = split(value());
+    } else if (a == "--reps") {
+      o.reps = std::stoi(value());
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else if (a == "--csv") {
+      o.csv = value();
+    } else if (a == "--plot") {
+      o.plot = value();
+    } else if (a.rfind("--kokkos", 0) == 0) {
+      // left to Kokkos
+    } else {
+      std::fprintf(stderr, "ibla_bench: unknown option %s (see --help)\n", a.c_str());
+      std::exit(2);
+    }
+  }
+  if (o.quick) {
+    if (!sizes_given) o.sizes = {2, 8, 16, 32};
+    if (!ops_given) o.ops = {"gemm", "trsm", "potrf", "getrf", "posv", "gesv"};
+  }
+  for (int n : o.sizes)
+    if (n < 1 || n > 32) {
+      std::fprintf(stderr, "ibla_bench: sizes must be in 1..32 (got %d)\n", n);
+      std::exit(2);
+    }
+  if (o.batch < 1 || o.reps < 1) {
+    std::fprintf(stderr, "ibla_bench: --batch and --reps must be positive\n");
+    std::exit(2);
+  }
+  for (auto& m : o.modes)
+    if (m != "flushed" && m != "warm") {
+      std::fprintf(stderr, "ibla_bench: unknown mode %s\n", m.c_str());
+      std::exit(2);
+    }
+  return o;
+}
+
+std::vector<Case> make_cases(const Options& o, int n) {
+  std::vector<Case> cases;
+  for (const auto& op : o.ops) {
+    if (op == "gemm") cases.push_back({OpKind::gemm, n, n, false, o.batch});
+    else if (op == "trsm") {
+      cases.push_back({OpKind::trsm, n, 1, false, o.batch});
+      if (n > 1) cases.push_back({OpKind::trsm, n, n, false, o.batch});
+    } else if (op == "potrf") cases.push_back({OpKind::potrf, n, 0, false, o.batch});
+    else if (op == "getrf") {
+      cases.push_back({OpKind::getrf, n, 0, false, o.batch});
+      cases.push_back({OpKind::getrf, n, 0, true, o.batch});
+    } else if (op == "posv") cases.push_back({OpKind::posv, n, 1, false, o.batch});
+    else if (op == "gesv") {
+      cases.push_back({OpKind::gesv, n, 1, false, o.batch});
+      cases.push_back({OpKind::gesv, n, 1, true, o.batch});
+    } else {
+      std::fprintf(stderr, "ibla_bench: unknown operation %s\n", op.c_str());
+      std::exit(2);
+    }
+  }
+  return cases;
+}
+
+// ---------------------------------------------------------------------------
+// Inputs.
+template <class T>
+void generate(HostProblem<T>& p, std::uint64_t seed) {
+  const Case& c = p.c;
+  const int n = c.n;
+  const std::size_t nn = std::size_t(n) * n;
+#pragma omp parallel
+  {
+    std::vector<double> M(nn);
+#pragma omp for schedule(static)
+    for (index_t b = 0; b < c.batch; ++b) {
+      std::mt19937_64 gen(seed * 1000003u + std::uint64_t(b));
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      T* A = p.A.data() + b * nn;
+      switch (c.op) {
+        case OpKind::gemm:
+          for (std::size_t e = 0; e < nn; ++e) A[e] = T(u(gen));
+          break;
+        case OpKind::trsm:
+          // Lower triangular, diagonal in [1, 2], off-diagonal in [-1, 1]/n:
+          // well conditioned. The upper triangle holds values that must not
+          // be read.
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i)
+              A[j * n + i] = i == j ? T(1.5 + 0.5 * u(gen)) : T(u(gen) / (i > j ? n : 1));
+          break;
+        case OpKind::potrf:
+        case OpKind::posv:
+          // M M^T / n + I: symmetric positive definite, well conditioned;
+          // both triangles stored.
+          for (auto& x : M) x = u(gen);
+          for (int j = 0; j < n; ++j)
+            for (int i = j; i < n; ++i) {
+              double s = i == j ? 1.0 : 0.0;
+              for (int k = 0; k < n; ++k) s += M[k * n + i] * M[k * n + j] / n;
+              A[j * n + i] = A[i * n + j] = T(s);
+            }
+          break;
+        case OpKind::getrf:
+        case OpKind::gesv:
+          for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) {
+              double x = u(gen);
+              // Diagonally dominant: |a_jj| > sum of the others, no row swaps.
+              if (!c.random_input && i == j) x = (x < 0 ? -1.0 : 1.0) * (n + 1.0);
+              A[j * n + i] = T(x);
+            }
+          break;
+      }
+      if (p.has_B()) {
+        const std::size_t nb = std::size_t(n) * p.b_cols();
+        T* B = p.B.data() + b * nb;
+        for (std::size_t e = 0; e < nb; ++e) B[e] = T(u(gen));
+      }
+      if (p.has_C()) {
+        T* C = p.C.data() + b * nn;
+        for (std::size_t e = 0; e < nn; ++e) C[e] = T(u(gen));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Checks. A problem passes when its outputs match the reference within
+// 64 n eps relative to the largest reference entry, or else (two correct
+// implementations may legitimately differ more on an ill-conditioned random
+// matrix, or pick another pivot on a near-tie) when its own outputs have a
+// backward error below 64 n eps (residuals below), and its info matches.
+template <class T>
+struct Checker {
+  const HostProblem<T>& in;
+  const HostProblem<T>& ref;
+  const HostProblem<T>& got;
+  double tol() const { return 64.0 * in.c.n * double(std::numeric_limits<T>::epsilon()); }
+
+  bool lower_only() const { return in.c.op == OpKind::potrf || in.c.op == OpKind::posv; }
+
+  bool direct(index_t b) const {
+    const Case& c = in.c;
+    const int n = c.n;
+    const std::size_t nn = std::size_t(n) * n, nb = std::size_t(n) * in.b_cols();
+    double err = 0, scale = 1;
+    auto cmp = [&](const T* g, const T* r, std::size_t count, bool lower) {
+      for (std::size_t e = 0; e < count; ++e) {
+        if (lower && int(e % n) < int(e / n)) continue;
+        err = std::max(err, std::abs(double(g[e]) - double(r[e])));
+        if (!(std::isfinite(double(g[e])))) err = INFINITY;
+        scale = std::max(scale, std::abs(double(r[e])));
+      }
+    };
+    switch (c.op) {
+      case OpKind::gemm: cmp(got.C.data() + b * nn, ref.C.data() + b * nn, nn, false); break;
+      case OpKind::trsm: cmp(got.B.data() + b * nb, ref.B.data() + b * nb, nb, false); break;
+      default:
+        cmp(got.A.data() + b * nn, ref.A.data() + b * nn, nn, lower_only());
+        if (in.has_B()) cmp(got.B.data() + b * nb, ref.B.data() + b * nb, nb, false);
+        if (in.has_ipiv())
+          for (int i = 0; i < n; ++i)
+            if (got.ipiv[b * n + i] != ref.ipiv[b * n + i]) return false;
+        break;
+    }
+    return err <= tol() * scale;
+  }
+
+  // max |P A0 - L U| (getrf) or |A0 - L L^T| (potrf) over max |A0| and the
+  // growth max |U| (or |L|^2).
+  bool factor_residual(index_t b) const {
+    const Case& c = in.c;
+    const int n = c.n;
+    const std::size_t nn = std::size_t(n) * n;
+    const T* A0 = in.A.data() + b * nn;
+    const T* F  = got.A.data() + b * nn;
+    std::vector<double> PA(A0, A0 + nn);
+    double a0 = 0, growth = 0, res = 0;
+    for (std::size_t e = 0; e < nn; ++e) a0 = std::max(a0, std::abs(double(A0[e])));
+    const bool lu = c.op == OpKind::getrf || c.op == OpKind::gesv;
+    if (lu) {
+      for (int k = 0; k < n; ++k) {
+        const int p = got.ipiv[b * n + k] - 1;
+        if (p < k || p >= n) return false;
+        for (int j = 0; j < n; ++j) std::swap(PA[j * n + k], PA[j * n + p]);
+      }
+    }
+    for (int j = 0; j < n; ++j)
+      for (int i = lu ? 0 : j; i < n; ++i) {
+        double s = 0;
+        if (lu) {
+          for (int k = 0; k <= std::min(i, j); ++k) {
+            const double l = k == i ? 1.0 : double(F[k * n + i]);
+            s += l * double(F[j * n + k]);
+          }
+        } else {
+          for (int k = 0; k <= j; ++k) s += double(F[k * n + i]) * double(F[k * n + j]);
+        }
+        res = std::max(res, std::abs(s - PA[j * n + i]));
+        growth = std::max(growth, std::abs(double(F[j * n + i])));
+      }
+    if (!std::isfinite(res)) return false;
+    const double g = lu ? std::max(1.0, growth / std::max(a0, 1e-300)) : 1.0;
+    return res <= tol() * g * std::max(a0, 1e-300);
+  }
+
+  // max |op(A0) x - b0| / (max|A0| max|x| n + max|b0|).
+  bool solve_residual(index_t b) const {
+    const Case& c = in.c;
+    const int n = c.n, r = in.b_cols();
+    const std::size_t nn = std::size_t(n) * n, nb = std::size_t(n) * r;
+    const T* A0 = in.A.data() + b * nn;
+    const T* B0 = in.B.data() + b * nb;
+    const T* X  = got.B.data() + b * nb;
+    double a0 = 0, x = 0, b0 = 0, res = 0;
+    for (std::size_t e = 0; e < nn; ++e) a0 = std::max(a0, std::abs(double(A0[e])));
+    for (std::size_t e = 0; e < nb; ++e)
+      x = std::max(x, std::abs(double(X[e]))), b0 = std::max(b0, std::abs(double(B0[e])));
+    const double alpha = c.op == OpKind::trsm ? trsm_alpha : 1.0;
+    for (int j = 0; j < r; ++j)
+      for (int i = 0; i < n; ++i) {
+        double s = 0;
+        for (int k = 0; k < n; ++k) {
+          double a = A0[k * n + i];
+          if (c.op == OpKind::trsm && k > i) a = 0;  // lower triangle only
+          if (c.op == OpKind::posv && k > i) a = A0[i * n + k];
+          s += a * double(X[j * n + k]);
+        }
+        res = std::max(res, std::abs(s - alpha * double(B0[j * n + i])));
+      }
+    if (!std::isfinite(res)) return false;
+    return res <= tol() * (a0 * x * n + b0);
+  }
+
+  bool problem_ok(index_t b) const {
+    if (in.has_info() && got.info[b] != ref.info[b]) return false;
+    if (direct(b)) return true;
+    switch (in.c.op) {
+      case OpKind::gemm: return false;
+      case OpKind::trsm: return solve_residual(b);
+      case OpKind::potrf:
+      case OpKind::getrf: return factor_residual(b);
+      case OpKind::posv:
+      case OpKind::gesv: return factor_residual(b) && solve_residual(b);
+    }
+    return false;
+  }
+
+  /// Number of problems that fail.
+  index_t failures() const {
+    index_t bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(dynamic, 64)
+    for (index_t b = 0; b < in.c.batch; ++b) bad += problem_ok(b) ? 0 : 1;
+    return bad;
+  }
+};
+
+// ---------------------------------------------------------------------------
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+Stats stats(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  Stats s;
+  s.min    = t.front();
+  s.max    = t.back();
+  s.median = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  return s;
+}
+
+struct Measurement {
+  std::string group, name, status = "absent", note, why;
+  Stats time[2];  // flushed, warm
+  bool has[2] = {false, false};
+  index_t failed = 0;
+};
+
+const std::vector<std::string> group_order{"ibla",     "ibla+conv",    "omp+openblas", "kk-serial",
+                                           "kk-simd",  "kk-simd+conv", "libxsmm",      "eigen"};
+const std::vector<std::string> peer_groups{"omp+openblas", "kk-serial", "kk-simd", "libxsmm", "eigen"};
+
+struct Row {  // one (case, n): the best variant per group
+  Case c;
+  double flops = 0;     // per batch
+  double bound[2] = {0, 0};
+  std::string level[2];
+  std::map<std::string, Measurement> best;  // by group
+  std::vector<Measurement> all;
+};
+
+template <class T>
+Measurement measure(Impl<T>& impl, const HostProblem<T>& in, const HostProblem<T>& ref,
+                    const Options& o, const std::vector<bool>& mode_on) {
+  Measurement m;
+  m.group = impl.group();
+  m.name  = impl.name();
+  m.note  = impl.note(in.c);
+  m.why   = impl.absent(in.c);
+  if (!m.why.empty()) return m;
+  impl.setup(in);
+  std::vector<Span> spans;
+  impl.spans(spans);
+  impl.restore();
+  impl.run();  // untimed: first touch, JIT, thread pool
+  for (int mode = 0; mode < 2; ++mode) {
+    if (!mode_on[mode]) continue;
+    std::vector<double> t;
+    for (int r = 0; r < o.reps; ++r) {
+      impl.restore();
+      if (mode == 0) flush_spans(spans);
+      const double t0 = now();
+      impl.run();
+      t.push_back(now() - t0);
+    }
+    m.time[mode] = stats(t);
+    m.has[mode]  = true;
+  }
+  HostProblem<T> got;
+  got.allocate(in.c);
+  impl.fetch(got);
+  impl.teardown();
+  m.failed = Checker<T>{in, ref, got}.failures();
+  m.status = m.failed == 0 ? "PASS" : "FAIL";
+  return m;
+}
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+std::string cell(const Row& row, const std::string& g, int mode) {
+  auto it = row.best.find(g);
+  char buf[64];
+  if (it == row.best.end()) return "          -";
+  const Measurement& m = it->second;
+  if (m.status == "absent") return "     absent";
+  const double gf = row.flops / m.time[mode].median * 1e-9;
+  if (m.status == "FAIL") {
+    std::snprintf(buf, sizeof buf, "FAIL %6.2f", gf);
+  } else {
+    std::snprintf(buf, sizeof buf, "%6.2f %4.2f", gf, gf / row.bound[mode]);
+  }
+  return buf;
+}
+
+void print_header(const Case& c, const std::vector<std::string>& groups, const char* prec,
+                  index_t batch) {
+  std::printf("\n== %s  (%s, batch %lld, GFLOP/s and fraction of the bound) ==\n", c.name().c_str(),
+              prec, (long long)batch);
+  std::printf("%3s %-7s %12s", "n", "mode", "bound");
+  for (const auto& g : groups) std::printf(" %11s", g.c_str());
+  std::printf("  %-10s %s\n", "ibla/peer", "check");
+}
+
+void print_row(const Row& row, const std::vector<std::string>& groups, int mode) {
+  std::printf("%3d %-7s %7.2f(%s)", row.c.n, mode == 0 ? "flushed" : "warm", row.bound[mode],
+              row.level[mode].c_str());
+  for (const auto& g : groups) std::printf(" %11s", cell(row, g, mode).c_str());
+  // ibla over the fastest passing peer.
+  double peer = 0;
+  std::string who;
+  for (const auto& g : peer_groups) {
+    auto it = row.best.find(g);
+    if (it == row.best.end() || it->second.status != "PASS" || !it->second.has[mode]) continue;
+    const double gf = row.flops / it->second.time[mode].median * 1e-9;
+    if (gf > peer) peer = gf, who = g;
+  }
+  auto ib = row.best.find("ibla");
+  if (ib != row.best.end() && ib->second.status == "PASS" && peer > 0) {
+    const double gf = row.flops / ib->second.time[mode].median * 1e-9;
+    std::printf("  %5.2fx%-4s", gf / peer, "");
+  } else {
+    std::printf("  %-10s", "-");
+  }
+  std::string fails;
+  for (const auto& [g, m] : row.best)
+    if (m.status == "FAIL") fails += (fails.empty() ? "" : ",") + g;
+  std::printf(" %s\n", fails.empty() ? "PASS" : ("FAIL:" + fails).c_str());
+  std::fflush(stdout);
+}
+
+void write_csv(const std::string& file, const std::vector<Row>& rows, const char* prec,
+               const Limits& lim) {
+  std::ofstream f(file);
+  f << "precision,op,n,nrhs,batch,mode,impl,variant,status,failed_problems,median_s,min_s,max_s,"
+       "gflops,gflops_best_rep,gflops_worst_rep,bound_gflops,bound_level,fraction_of_bound,"
+       "reported,note,peak_gflops,bw_dram_gbs,bw_l3_gbs,bw_l2_gbs\n";
+  for (const auto& row : rows)
+    for (const auto& m : row.all)
+      for (int mode = 0; mode < 2; ++mode) {
+        if (m.status != "absent" && !m.has[mode]) continue;
+        const bool reported = row.best.count(m.group) && row.best.at(m.group).name == m.name;
+        f << prec << ',' << row.c.name() << ',' << row.c.n << ',' << row.c.nrhs << ','
+          << row.c.batch << ',' << (mode == 0 ? "flushed" : "warm") << ',' << m.group << ','
+          << m.name << ',' << m.status << ',' << m.failed << ',';
+        if (m.status == "absent") {
+          f << ",,,,,," << row.bound[mode] << ',' << row.level[mode] << ",," << reported << ",\""
+            << m.why << "\"";
+        } else {
+          const Stats& s = m.time[mode];
+          const double g = row.flops * 1e-9;
+          f << s.median << ',' << s.min << ',' << s.max << ',' << g / s.median << ',' << g / s.min
+            << ',' << g / s.max << ',' << row.bound[mode] << ',' << row.level[mode] << ','
+            << g / s.median / row.bound[mode] << ',' << reported << ",\"" << m.note << "\"";
+        }
+        f << ',' << lim.peak_gflops << ',' << lim.bw_dram << ',' << lim.bw_l3 << ',' << lim.bw_l2
+          << '\n';
+      }
+}
+
+void write_plots(const std::string& dir, const std::vector<Row>& rows,
+                 const std::vector<std::string>& groups, const std::vector<bool>& mode_on,
+                 const char* prec) {
+  if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) {
+    std::fprintf(stderr, "ibla_bench: cannot create %s\n", dir.c_str());
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& r : rows)
+    if (std::find(names.begin(), names.end(), r.c.name()) == names.end()) names.push_back(r.c.name());
+  std::ofstream gp(dir + "/plots.gp");
+  gp << "set terminal pngcairo size 1000,640 noenhanced\nset datafile missing '-'\n"
+        "set key outside right\nset grid\nset xlabel 'n'\nset ylabel 'GFLOP/s'\n"
+        "set logscale y\n";
+  int written = 0;
+  for (const auto& name : names)
+    for (int mode = 0; mode < 2; ++mode) {
+      if (!mode_on[mode]) continue;
+      std::string base = name;
+      for (auto& ch : base)
+        if (ch == '(' || ch == ')' || ch == '=') ch = '_';
+      base += mode == 0 ? "flushed" : "warm";
+      std::ofstream dat(dir + "/" + base + ".dat");
+      dat << "# n bound";
+      for (const auto& g : groups) dat << ' ' << g;
+      dat << '\n';
+      for (const auto& r : rows) {
+        if (r.c.name() != name) continue;
+        dat << r.c.n << ' ' << r.bound[mode];
+        for (const auto& g : groups) {
+          auto it = r.best.find(g);
+          if (it == r.best.end() || it->second.status != "PASS" || !it->second.has[mode]) {
+            dat << " -";
+          } else {
+            dat << ' ' << r.flops / it->second.time[mode].median * 1e-9;
+          }
+        }
+        dat << '\n';
+      }
+      gp << "set output '" << dir << "/" << base << ".png'\n";
+      gp << "set title '" << name << ", " << prec << ", " << (mode == 0 ? "flushed" : "warm")
+         << " caches, batch " << rows.front().c.batch << "'\n";
+      gp << "plot '" << dir << "/" << base << ".dat' using 1:2 with lines dt 2 lw 2 lc 'black' title 'bound'";
+      for (std::size_t g = 0; g < groups.size(); ++g)
+        gp << ", '' using 1:" << g + 3 << " with linespoints lw 2 title '" << groups[g] << "'";
+      gp << '\n';
+      ++written;
+    }
+  gp.close();
+  if (written == 0) return;
+  if (std::system(("gnuplot '" + dir + "/plots.gp'").c_str()) != 0) {
+    std::fprintf(stderr, "ibla_bench: gnuplot failed or is missing (Debian: gnuplot-nox); data "
+                         "and script are in %s\n", dir.c_str());
+  } else {
+    std::printf("plots: %s/*.png\n", dir.c_str());
+  }
+}
+
+template <class T>
+int run_all(const Options& o) {
+  const char* prec = sizeof(T) == 8 ? "double" : "float";
+  std::vector<bool> mode_on{false, false};
+  for (auto& m : o.modes) mode_on[m == "flushed" ? 0 : 1] = true;
+
+  std::printf("ibla_bench: %s, batch %lld, %d threads (OMP_PROC_BIND=%s), %d repetitions per cell "
+              "(median)\n", prec, (long long)o.batch, omp_get_max_threads(),
+              std::getenv("OMP_PROC_BIND") ? std::getenv("OMP_PROC_BIND") : "unset", o.reps);
+  std::printf("ibla operations in this build: %s\n", ibla_ops_available().c_str());
+  std::fflush(stdout);
+  const Limits lim = measure_limits(o.quick);
+  std::printf("limits (measured now, %d threads): peak %.1f GFLOP/s (%s FMA), triad bandwidth "
+              "DRAM %.1f GB/s, L3 %.1f GB/s, L2 %.1f GB/s (L2 %zu KiB/core, L3 %zu MiB)\n",
+              lim.threads, lim.peak_gflops, lim.isa.c_str(), lim.bw_dram, lim.bw_l3, lim.bw_l2,
+              lim.l2_bytes >> 10, lim.l3_bytes >> 20);
+  std::printf("bound = min(peak, flops x bandwidth / bytes read); flushed: DRAM bandwidth, warm: "
+              "the level holding the batch (L2/L3/DRAM)\n");
+
+  ImplList<T> impls;
+  add_ibla(impls);
+  add_openblas(impls);
+  add_kokkos_kernels(impls);
+  add_libxsmm(impls);
+  add_eigen(impls);
+  std::vector<std::string> groups;
+  for (const auto& g : group_order)
+    if (o.impls.empty() || std::find(o.impls.begin(), o.impls.end(), g) != o.impls.end())
+      groups.push_back(g);
+
+  // Case order: operation by operation (one table each), n within.
+  std::vector<Case> order;
+  for (const Case& kind : make_cases(o, 2))
+    for (int n : o.sizes)
+      for (const Case& c : make_cases(o, n))
+        if (c.name() == kind.name()) order.push_back(c);
+
+  std::vector<Row> rows;
+  const bool tty = isatty(2);
+  const double t_start = now();
+  index_t total_fail = 0;
+  std::string current;
+  std::set<std::string> done_tables;
+  for (const Case& c : order) {
+    if (c.name() != current) {
+      if (done_tables.count(c.name())) continue;
+      current = c.name();
+      done_tables.insert(current);
+      print_header(c, groups, prec, o.batch);
+    }
+    HostProblem<T> in, ref;
+    in.allocate(c);
+    ref.allocate(c);
+    generate(in, std::uint64_t(int(c.op) * 100 + c.n) * 2 + (c.random_input ? 1 : 0));
+    reference(in, ref);
+
+    Row row;
+    row.c     = c;
+    row.flops = flops_per_problem(c) * double(c.batch);
+    const double intensity = flops_per_problem(c) / bytes_read_per_problem(c, sizeof(T));
+    const double foot = footprint_per_problem(c, sizeof(T)) * double(c.batch);
+    row.bound[0] = std::min(lim.peak_gflops, intensity * lim.bw_dram);
+    row.level[0] = "DRAM";
+    double warm_bw = lim.bw_dram;
+    row.level[1] = "DRAM";
+    if (foot <= 0.5 * double(lim.l2_bytes) * lim.threads) {
+      warm_bw = lim.bw_l2, row.level[1] = "L2";
+    } else if (foot <= 0.5 * double(lim.l3_bytes)) {
+      warm_bw = lim.bw_l3, row.level[1] = "L3";
+    }
+    row.bound[1] = std::min(lim.peak_gflops, intensity * warm_bw);
+    for (auto& r : row.level)
+      if (row.bound[&r - row.level] >= lim.peak_gflops) r = "peak";
+
+    for (auto& impl : impls) {
+      if (std::find(groups.begin(), groups.end(), impl->group()) == groups.end()) continue;
+      if (tty)
+        std::fprintf(stderr, "\r  [%6.1fs] %s n=%d %-28s", now() - t_start, c.name().c_str(), c.n,
+                     impl->name().c_str());
+      Measurement m = measure(*impl, in, ref, o, mode_on);
+      row.all.push_back(m);
+      auto it = row.best.find(m.group);
+      auto better = [&](const Measurement& a, const Measurement& b) {
+        // PASS beats FAIL beats absent; then the faster median (flushed if measured).
+        auto rank = [](const Measurement& x) { return x.status == "PASS" ? 2 : x.status == "FAIL" ? 1 : 0; };
+        if (rank(a) != rank(b)) return rank(a) > rank(b);
+        if (a.status == "absent") return false;
+        const int md = a.has[0] ? 0 : 1;
+        return a.time[md].median < b.time[md].median;
+      };
+      if (it == row.best.end() || better(m, it->second)) row.best[m.group] = m;
+    }
+    if (tty) std::fprintf(stderr, "\r%70s\r", "");
+    for (int mode = 0; mode < 2; ++mode)
+      if (mode_on[mode]) print_row(row, groups, mode);
+    for (const auto& [g, m] : row.best)
+      if (m.status == "FAIL") {
+        std::printf("    FAIL %s (%s): %lld of %lld problems differ from the reference\n", g.c_str(),
+                    m.name.c_str(), (long long)m.failed, (long long)c.batch);
+        ++total_fail;
+      }
+    rows.push_back(std::move(row));
+
+    // End of a table: notes on absent peers and variants.
+    const bool last_of_table =
+        (&c == &order.back()) || ((&c)[1].name() != c.name());
+    if (last_of_table) {
+      std::map<std::string, std::string> notes;
+      for (const auto& [g, m] : rows.back().best) {
+        if (m.status == "absent") notes[g] = "absent: " + m.why;
+        else if (!m.note.empty()) notes[g] = m.note;
+        if (m.status != "absent" && m.name != g) notes[g] += (notes[g].empty() ? "" : "; ") + std::string("reported: ") + m.name;
+      }
+      for (const auto& g : groups)
+        if (notes.count(g)) std::printf("    %s: %s\n", g.c_str(), notes[g].c_str());
+    }
+  }
+  std::printf("\n%s in %.0f s\n", total_fail == 0 ? "all results PASS" : "SOME RESULTS FAIL",
+              now() - t_start);
+  if (!o.csv.empty()) {
+    write_csv(o.csv, rows, prec, lim);
+    std::printf("csv: %s\n", o.csv.c_str());
+  }
+  if (!o.plot.empty()) write_plots(o.plot, rows, groups, mode_on, prec);
+  return total_fail == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  const bench::Options o = bench::parse(argc, argv);
+  Kokkos::ScopeGuard guard(argc, argv);
+  return o.use_float ? bench::run_all<float>(o) : bench::run_all<double>(o);
+}
