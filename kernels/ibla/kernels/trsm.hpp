@@ -49,10 +49,10 @@ struct AllLanes {
 /// keep(l) is false are computed but not stored (POSV leaves B untouched
 /// for problems whose factorization failed; a select keeps the loop
 /// vectorised).
-template <int MR, int NR, bool Lower, bool Unit, class Member, class T, class BA, class BB,
-          class Keep>
-KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const T alpha,
-                                           const BA& A, const BB& B, const Keep& keep) {
+template <int MR, int NR, bool Lower, class Member, class T, class BA, class BB, class Keep>
+KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const bool unit,
+                                           const T alpha, const BA& A, const BB& B,
+                                           const Keep& keep) {
   const int m = A.rows;
   // Rows already solved that feed this tile.
   const int p_begin = Lower ? 0 : i0 + MR;
@@ -71,7 +71,9 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
     // The MR x MR diagonal triangle, in registers.
     for (int s = 0; s < MR; ++s) {
       const int r = Lower ? s : MR - 1 - s;
-      if constexpr (!Unit) {
+      // Diag::Unit is a runtime flag (uniform over the lanes): a template
+      // parameter would double the tile instantiations for a rare case.
+      if (!unit) {
         const T inv = T(1) / A(i0 + r, i0 + r, l);
         for (int c = 0; c < NR; ++c) acc[r][c] *= inv;
       }
@@ -98,9 +100,9 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
 
 /// T X = alpha B for T = A lower (Lower) or upper triangular, B of
 /// A.rows x B.cols: forward or backward substitution, tile row by tile row.
-template <bool Lower, bool Unit, class Member, class T, class BA, class BB, class Keep>
-KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const T alpha, const BA& A,
-                                      const BB& B, const Keep& keep) {
+template <bool Lower, class Member, class T, class BA, class BB, class Keep>
+KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const bool unit, const T alpha,
+                                      const BA& A, const BB& B, const Keep& keep) {
   constexpr int MR = trsm_tile_rows, NR = trsm_tile_cols;
   const int m = B.rows, n = B.cols;
   for (int j0 = 0; j0 < n; j0 += NR) {
@@ -112,8 +114,8 @@ KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const T alpha, const
       const int i0 = Lower ? t : m - t - mr;
       detail::static_switch<MR>(mr, [&](auto rows) {
         detail::static_switch<NR>(nr, [&](auto cols) {
-          trsm_tile<decltype(rows)::value, decltype(cols)::value, Lower, Unit>(member, i0, j0,
-                                                                               alpha, A, B, keep);
+          trsm_tile<decltype(rows)::value, decltype(cols)::value, Lower>(member, i0, j0, unit,
+                                                                         alpha, A, B, keep);
         });
       });
     }
@@ -144,13 +146,9 @@ KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo up
   const auto Bl    = right ? transposed(B) : B;
   const auto Al    = apply_op(op, A);
   const bool lower = (op == Op::N ? uplo : flip(uplo)) == Uplo::Lower;
-  if (lower) {
-    if (diag == Diag::Unit) trsm_left<true, true>(member, alpha, Al, Bl, keep);
-    else trsm_left<true, false>(member, alpha, Al, Bl, keep);
-  } else {
-    if (diag == Diag::Unit) trsm_left<false, true>(member, alpha, Al, Bl, keep);
-    else trsm_left<false, false>(member, alpha, Al, Bl, keep);
-  }
+  const bool unit  = diag == Diag::Unit;
+  if (lower) trsm_left<true>(member, unit, alpha, Al, Bl, keep);
+  else trsm_left<false>(member, unit, alpha, Al, Bl, keep);
 }
 
 }  // namespace impl
