@@ -1,0 +1,233 @@
+// Batched LU with partial pivoting: P(b) A(b) = L(b) U(b), LAPACK dgetrf
+// semantics per problem (A m x n, possibly rectangular; min(m, n) 1-based
+// pivots; every row interchange applied to the whole row; info = k for the
+// first exact zero pivot U(k, k), after which the factorization goes on).
+//
+// Every lane of a block has its own pivot row, so pivoting must not branch
+// per lane: the pivot search is an argmax done with per-lane selects (netlib
+// idamax's rule: first index of the largest |a|, a NaN is never chosen over an
+// earlier entry), and a row interchange reads and writes the pivot row of each
+// lane through its own row index (a gather / scatter across the lanes of one
+// SIMD vector on host, one address per thread on device). Nothing in the lane
+// loops depends on the data except selects, so every lane of a block runs the
+// same instructions and the block stays one SIMD stream.
+//
+// The algorithm is the right-looking one (LAPACK's dgetf2 order): at step k
+// the pivot column is searched, swapped and scaled, then each later column is
+// swapped and receives the rank-1 update. The update works on NR columns at a
+// time so that each loaded multiplier L(i, k) feeds NR fused multiply-adds.
+// Each element of L and U gets the same sequence of operations as in netlib's
+// recursive dgetrf2 (updates subtracted in increasing k, pivot column scaled
+// by the reciprocal of the pivot unless |pivot| < sfmin), so results agree
+// with LAPACK up to FMA contraction.
+#pragma once
+
+#include <ibla/core/error.hpp>
+#include <ibla/core/lanes.hpp>
+#include <ibla/core/types.hpp>
+#include <ibla/kernels/dispatch.hpp>
+// detail::require_info_view, shared with the Cholesky family.
+#include <ibla/kernels/potrf.hpp>
+#include <ibla/kernels/static_switch.hpp>
+#include <ibla/layouts/lane_block.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <limits>
+#include <type_traits>
+
+namespace ibla {
+namespace impl {
+
+/// Columns updated together by one lane loop of the LU update.
+inline constexpr int getrf_tile_cols = 4;
+
+/// |x| as a select, so that it vectorises alike on every backend (-0 stays
+/// -0, which compares equal to 0; NaN stays NaN, which never compares greater).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T abs_select(const T x) {
+  return x < T(0) ? -x : x;
+}
+
+/// Step k, pivot column: argmax |A(k:m, k)| per lane, swap it to row k,
+/// record ipiv and info, scale the part below the diagonal. LAPACK (dgetrf2,
+/// n = 1 branch) scales by the reciprocal when |pivot| >= sfmin and divides
+/// otherwise, and neither swaps nor scales when the pivot is exactly zero.
+template <class Member, class BA, class BP, class BI>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_pivot_column(const Member& member, const int k,
+                                                    const BA& A, const BP& ipiv,
+                                                    const BI& info) {
+  using T           = std::remove_const_t<typename BA::value_type>;
+  const int m       = A.rows;
+  const T sfmin     = std::numeric_limits<T>::min();
+  for_each_lane(member, A.lanes, [&](const int l) {
+    T amax = abs_select(A(k, k, l));
+    int p  = k;
+    for (int i = k + 1; i < m; ++i) {
+      const T v       = abs_select(A(i, k, l));
+      const bool more = v > amax;
+      amax            = more ? v : amax;
+      p               = more ? i : p;
+    }
+    const T piv = A(p, k, l);
+    A(p, k, l)  = A(k, k, l);
+    A(k, k, l)  = piv;
+    ipiv(k, 0, l)      = p + 1;
+    const bool zero    = piv == T(0);
+    const int old_info = info(0, 0, l);
+    info(0, 0, l)      = (zero && old_info == 0) ? k + 1 : old_info;
+    // A zero pivot means the whole column below is zero (or NaN, which LAPACK
+    // leaves alone too): keep it, never multiply by 1/0.
+    const bool tiny = !(abs_select(piv) >= sfmin);
+    const T r       = T(1) / piv;
+    for (int i = k + 1; i < m; ++i) {
+      const T a  = A(i, k, l);
+      A(i, k, l) = zero ? a : (tiny ? a / piv : a * r);
+    }
+  });
+}
+
+/// Step k, columns [j0, j0 + NR): swap rows k and ipiv(k) of each lane; when
+/// Update, also A(k+1:m, j) -= L(k+1:m, k) * U(k, j).
+template <int NR, bool Update, class Member, class BA, class BP>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_swap_update_tile(const Member& member, const int k,
+                                                        const int j0, const BA& A,
+                                                        const BP& ipiv) {
+  using T     = std::remove_const_t<typename BA::value_type>;
+  const int m = A.rows;
+  for_each_lane(member, A.lanes, [&](const int l) {
+    const int p = ipiv(k, 0, l) - 1;
+    T u[NR];
+    for (int c = 0; c < NR; ++c) {
+      u[c]              = A(p, j0 + c, l);
+      A(p, j0 + c, l)   = A(k, j0 + c, l);
+      A(k, j0 + c, l)   = u[c];
+    }
+    if constexpr (Update) {
+      for (int i = k + 1; i < m; ++i) {
+        const T a = A(i, k, l);
+        for (int c = 0; c < NR; ++c) A(i, j0 + c, l) -= a * u[c];
+      }
+    }
+  });
+}
+
+/// Columns [begin, end) of step k, in tiles of NR.
+template <bool Update, class Member, class BA, class BP>
+KOKKOS_INLINE_FUNCTION void getrf_swap_update(const Member& member, const int k, const int begin,
+                                              const int end, const BA& A, const BP& ipiv) {
+  constexpr int NR = getrf_tile_cols;
+  for (int j0 = begin; j0 < end; j0 += NR) {
+    const int nr = end - j0 < NR ? end - j0 : NR;
+    detail::static_switch<NR>(nr, [&](auto cols) {
+      getrf_swap_update_tile<decltype(cols)::value, Update>(member, k, j0, A, ipiv);
+    });
+  }
+}
+
+}  // namespace impl
+
+namespace team {
+
+/// LU with partial pivoting of one block of matrices, in place: A holds L
+/// (unit diagonal not stored) and U on return, ipiv(k, 0, l) the 1-based row
+/// swapped with row k at step k, info(0, 0, l) LAPACK's info for lane l.
+/// A is a block of (m x n) matrices, ipiv a block of a rank-2 (batch,
+/// min(m, n)) int View, info a block of a rank-1 (batch) int View, all from
+/// ibla::lane_block over the same matrices. Every thread of the team calls
+/// it; results are visible to the team on return.
+template <class Member, class BA, class BP, class BI>
+KOKKOS_INLINE_FUNCTION void getrf(const Member& member, const BA& A, const BP& ipiv,
+                                  const BI& info) {
+  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = 0; });
+  const int m = A.rows, n = A.cols;
+  const int steps = m < n ? m : n;
+  for (int k = 0; k < steps; ++k) {
+    impl::getrf_pivot_column(member, k, A, ipiv, info);
+    // Left of k: the interchange only (LAPACK applies it to the whole row).
+    impl::getrf_swap_update<false>(member, k, 0, k, A, ipiv);
+    impl::getrf_swap_update<true>(member, k, k + 1, n, A, ipiv);
+  }
+  team_sync(member);
+}
+
+}  // namespace team
+
+namespace impl {
+
+template <class AV, class PV, class IV>
+struct GetrfBlocks {
+  AV A;
+  PV ipiv;
+  IV info;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::getrf(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
+                lane_block(info, first, lanes));
+  }
+};
+
+/// info(b) = 0 for every problem: the whole answer when min(m, n) == 0.
+template <class IV>
+struct ZeroInfo {
+  IV info;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t b) const { info(b) = 0; }
+};
+
+}  // namespace impl
+
+namespace detail {
+
+/// The checks getrf, gesv and getrs share on the pivots: a rank-2 int View
+/// (batch, min(m, n)).
+template <class PV>
+void require_pivots(const char* routine, const PV& ipiv, index_t batch, index_t steps) {
+  static_assert(PV::rank == 2, "ibla: ipiv is a rank-2 View (batch, min(m, n))");
+  static_assert(std::is_same<typename PV::non_const_value_type, int>::value,
+                "ibla: ipiv holds int (LAPACK's 1-based pivots)");
+  require_extent(routine, "ipiv", 0, index_t(ipiv.extent(0)), batch, "the batch count of A");
+  require_extent(routine, "ipiv", 1, index_t(ipiv.extent(1)), steps, "min(m, n) of A");
+  require_allocated(routine, "ipiv", ipiv);
+}
+
+}  // namespace detail
+
+/// Batched LU with partial pivoting (LAPACK dgetrf per problem). A: rank-3
+/// View (batch, m, n), factored in place; ipiv: rank-2 int View (batch,
+/// min(m, n)), 1-based; info: rank-1 int View (batch), 0 or the 1-based index
+/// of the first exactly zero pivot. Any supported layout for each; the
+/// block-interleaved ones must share L. Throws ibla::argument_error, touching
+/// no data, when the arguments do not fit together.
+template <class ExecSpace, class AV, class PV, class IV>
+void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
+  constexpr const char* routine = "getrf";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, PV>();
+  detail::static_check_view<ExecSpace, IV>();
+  detail::static_check_writable<AV>();
+  detail::static_check_writable<PV>();
+  detail::static_check_writable<IV>();
+  static_assert(AV::rank == 3, "ibla::getrf: A is a rank-3 View (batch, m, n)");
+  using T = typename AV::non_const_value_type;
+  static_assert(std::is_floating_point<T>::value, "ibla::getrf: A holds float or double");
+
+  const index_t batch = index_t(A.extent(0));
+  const index_t m = index_t(A.extent(1)), n = index_t(A.extent(2));
+  detail::require_allocated(routine, "A", A);
+  detail::require_pivots(routine, ipiv, batch, m < n ? m : n);
+  detail::require_info_view(routine, info, batch);
+  detail::require_same_block_lanes(
+      routine, {detail::named("A", A), detail::named("ipiv", ipiv), detail::named("info", info)});
+
+  if (batch == 0) return;
+  if (m == 0 || n == 0) {
+    Kokkos::parallel_for("ibla::getrf(empty)",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, batch),
+                         impl::ZeroInfo<IV>{info});
+    return;
+  }
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, IV>();
+  detail::for_each_block<L>(exec, "ibla::getrf", batch, impl::GetrfBlocks<AV, PV, IV>{A, ipiv, info});
+}
+
+}  // namespace ibla
