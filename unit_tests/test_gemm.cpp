@@ -136,7 +136,23 @@ TYPED_TEST(Gemm, AlphaZeroDoesNotReadAOrB) {
 }
 
 // A user kernel that calls the team-level GEMM on each block of its own
-// TeamPolicy, as an application would inside a larger kernel.
+// TeamPolicy, as an application would inside a larger kernel. A free function:
+// nvcc rejects device lambdas inside a TEST body (TestBody is private).
+template <int L, class V>
+void user_kernel_gemm(const V& A, const V& B, const V& C, index_t batch) {
+  using Policy      = Kokkos::TeamPolicy<>;
+  const int nblocks = int((batch + L - 1) / L);
+  Kokkos::parallel_for(
+      "user_kernel", Policy(nblocks, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Policy::member_type& member) {
+        const index_t first = index_t(member.league_rank()) * L;
+        const int lanes     = int(batch - first < L ? batch - first : L);
+        ibla::team::gemm(member, Op::N, Op::N, 2.0, ibla::lane_block(A, first, lanes),
+                         ibla::lane_block(B, first, lanes), 0.5, ibla::lane_block(C, first, lanes));
+      });
+  Kokkos::fence();
+}
+
 TEST(GemmTeam, CalledInsideUserKernel) {
   using T                = double;
   constexpr int L        = 8;
@@ -149,17 +165,7 @@ TEST(GemmTeam, CalledInsideUserKernel) {
   fill_view(A, hA);
   fill_view(B, hB);
   fill_view(C, hC);
-  using Policy = Kokkos::TeamPolicy<>;
-  const int nblocks = int((batch + L - 1) / L);
-  Kokkos::parallel_for(
-      "user_kernel", Policy(nblocks, Kokkos::AUTO),
-      KOKKOS_LAMBDA(const Policy::member_type& member) {
-        const index_t first = index_t(member.league_rank()) * L;
-        const int lanes     = int(batch - first < L ? batch - first : L);
-        ibla::team::gemm(member, Op::N, Op::N, 2.0, ibla::lane_block(A, first, lanes),
-                         ibla::lane_block(B, first, lanes), 0.5, ibla::lane_block(C, first, lanes));
-      });
-  Kokkos::fence();
+  user_kernel_gemm<L>(A, B, C, batch);
   const auto ref = ref_gemm_batch(Op::N, Op::N, T(2), hA, hB, T(0.5), hC);
   EXPECT_TRUE(gemm_close(Op::N, Op::N, T(2), hA, hB, T(0.5), hC, read_view(C), ref));
 }

@@ -28,6 +28,19 @@ namespace ibla {
 template <int L>
 using lanes_c = std::integral_constant<int, L>;
 
+/// The value of a count or stride that is either a plain integer or a
+/// std::integral_constant. Device code must not call integral_constant's
+/// conversion operator: it is a host-only constexpr function for nvcc
+/// (without --expt-relaxed-constexpr).
+template <class X>
+KOKKOS_FORCEINLINE_FUNCTION constexpr auto value_of(const X& x) {
+  if constexpr (std::is_arithmetic<X>::value) {
+    return x;
+  } else {
+    return X::value;
+  }
+}
+
 /// Runs f(lane) for lane in [0, count). count is an int or a lanes_c<L>; with
 /// lanes_c<L> the trip count is a compile-time constant. Lanes are independent:
 /// f(l) may only touch data of lane l. Every call made inside one team
@@ -36,7 +49,7 @@ using lanes_c = std::integral_constant<int, L>;
 template <class Member, class Count, class F>
 KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(const Member& member, Count count, const F& f) {
 #if IBLA_IMPL_DEVICE_PASS
-  Kokkos::parallel_for(Kokkos::TeamVectorRange(member, int(count)), f);
+  Kokkos::parallel_for(Kokkos::TeamVectorRange(member, int(value_of(count))), f);
 #else
   // One host thread does the whole block: the lanes are SIMD elements, and a
   // block is too small to split further.

@@ -36,10 +36,10 @@ struct LaneBlock {
   int cols;
 
   KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int j, int l) const {
-    return data[i * rs + j * cs + l * index_t(ls)];
+    return data[i * rs + j * cs + l * index_t(value_of(ls))];
   }
   /// Rank-1 use (vectors, pivots): element i of lane l.
-  KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int l) const { return data[i * rs + l * index_t(ls)]; }
+  KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int l) const { return data[i * rs + l * index_t(value_of(ls))]; }
 };
 
 /// op(X) as a block: the transpose swaps the strides, nothing moves.
