@@ -86,8 +86,12 @@ inline void require_extent(const char* routine, const char* name, int dim, index
 /// default-constructed View passed by mistake).
 template <class View>
 void require_allocated(const char* routine, const char* name, const View& v) {
-  require(v.size() == 0 || v.data() != nullptr, routine, name,
-          "is not allocated (null data with ", v.size(), " elements)");
+  // The product of the extents, not v.size(): the mdspan-based View (Kokkos
+  // >= 4.6.99) reports size() == 0 whenever its data pointer is null.
+  size_t elements = 1;
+  for (unsigned r = 0; r < unsigned(View::rank); ++r) elements *= size_t(v.extent(r));
+  require(elements == 0 || v.data() != nullptr, routine, name,
+          "is not allocated (null data with ", elements, " elements)");
 }
 
 /// Runs op(member, first, lanes) once per block of L consecutive matrices;

@@ -9,8 +9,8 @@
 
 #include <type_traits>
 
-#if defined(KOKKOS_VERSION) && (KOKKOS_VERSION >= 40700) && !defined(KOKKOS_ENABLE_IMPL_VIEW_LEGACY)
-#error "ibla: this Kokkos builds View on mdspan; the mdspan mapping of ibla's layouts is not available yet"
+#if defined(KOKKOS_VERSION) && (KOKKOS_VERSION >= 40699) && !defined(KOKKOS_ENABLE_IMPL_VIEW_LEGACY)
+#error "ibla: this Kokkos builds View on mdspan: include <ibla/layouts/layouts.hpp>, which uses kokkos_mdspan_mapping.hpp"
 #endif
 
 namespace Kokkos {

@@ -72,4 +72,14 @@ KOKKOS_INLINE_FUNCTION constexpr InterleavedIndex interleaved_index(index_t batc
 
 }  // namespace ibla
 
+// Kokkos builds View on mdspan from 4.6.99 (develop since April 2025; 4.7
+// and later) unless configured with Kokkos_ENABLE_IMPL_VIEW_LEGACY; before
+// that, on Kokkos::Impl::ViewOffset. Each path has its own mapping file, both
+// computing offsets through InterleavedIndex.
+#if defined(KOKKOS_VERSION) && (KOKKOS_VERSION >= 40699) && !defined(KOKKOS_ENABLE_IMPL_VIEW_LEGACY)
+#define IBLA_IMPL_MDSPAN_VIEW 1
+#include <ibla/layouts/kokkos_mdspan_mapping.hpp>
+#else
+#define IBLA_IMPL_MDSPAN_VIEW 0
 #include <ibla/layouts/kokkos_view_offset.hpp>
+#endif
