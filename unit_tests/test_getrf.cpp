@@ -270,17 +270,9 @@ TEST(GetrfMixed, PivotsInLayoutRightWithBlockInterleavedA) {
 }
 
 // A user kernel calling the team-level getrf on each block of its own policy.
-TEST(GetrfTeam, CalledInsideUserKernel) {
-  using T             = double;
-  constexpr int L     = 8;
-  using Layout        = ibla::LayoutBlockInterleaved<L>;
-  const index_t batch = 3 * L + 5;
-  const int n         = 12;
-  const auto hA       = forced_swap_batch<T>(batch, n, n, 11);
-  Kokkos::View<T***, Layout> A("A", batch, n, n);
-  Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
-  Kokkos::View<int*, Layout> info("info", batch);
-  fill_view(A, hA);
+// A free function: nvcc rejects device lambdas inside a TEST body.
+template <int L, class AV, class PV, class IV>
+void user_kernel_getrf(const AV& A, const PV& ipiv, const IV& info, index_t batch) {
   using Policy      = Kokkos::TeamPolicy<>;
   const int nblocks = int((batch + L - 1) / L);
   Kokkos::parallel_for(
@@ -292,6 +284,20 @@ TEST(GetrfTeam, CalledInsideUserKernel) {
                           ibla::lane_block(ipiv, first, lanes), ibla::lane_block(info, first, lanes));
       });
   Kokkos::fence();
+}
+
+TEST(GetrfTeam, CalledInsideUserKernel) {
+  using T             = double;
+  constexpr int L     = 8;
+  using Layout        = ibla::LayoutBlockInterleaved<L>;
+  const index_t batch = 3 * L + 5;
+  const int n         = 12;
+  const auto hA       = forced_swap_batch<T>(batch, n, n, 11);
+  Kokkos::View<T***, Layout> A("A", batch, n, n);
+  Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
+  Kokkos::View<int*, Layout> info("info", batch);
+  fill_view(A, hA);
+  user_kernel_getrf<L>(A, ipiv, info, batch);
   const auto ref = ref_getrf_batch(hA);
   EXPECT_EQ(check_getrf(hA, read_view(A), read_rank2(ipiv), read_rank1(info), ref),
             batch);
