@@ -232,6 +232,21 @@ TEST(PotrfMixed, InfoInOtherLayouts) {
   EXPECT_TRUE(close_per_problem(read_view(A), ref, 16.0 * (n + 1) * eps<T>(), &skip));
 }
 
+// A free function: nvcc rejects device lambdas inside a TEST body.
+template <int L, class AV, class IV>
+void user_kernel_potrf(const AV& A, const IV& info, index_t batch) {
+  using Policy      = Kokkos::TeamPolicy<>;
+  const int nblocks = int((batch + L - 1) / L);
+  Kokkos::parallel_for(
+      "user_kernel", Policy(nblocks, Kokkos::AUTO), KOKKOS_LAMBDA(const Policy::member_type& member) {
+        const index_t first = index_t(member.league_rank()) * L;
+        const int lanes     = int(batch - first < L ? batch - first : L);
+        ibla::team::potrf(member, Uplo::Upper, ibla::lane_block(A, first, lanes),
+                          ibla::lane_block(info, first, lanes));
+      });
+  Kokkos::fence();
+}
+
 // The team-level POTRF inside a user's own TeamPolicy kernel.
 TEST(PotrfTeam, CalledInsideUserKernel) {
   using T             = float;
@@ -244,16 +259,7 @@ TEST(PotrfTeam, CalledInsideUserKernel) {
   Kokkos::View<T***, Layout> A("A", batch, n, n);
   Kokkos::View<int*, Layout> info("info", batch);
   fill_view(A, hA);
-  using Policy      = Kokkos::TeamPolicy<>;
-  const int nblocks = int((batch + L - 1) / L);
-  Kokkos::parallel_for(
-      "user_kernel", Policy(nblocks, Kokkos::AUTO), KOKKOS_LAMBDA(const Policy::member_type& member) {
-        const index_t first = index_t(member.league_rank()) * L;
-        const int lanes     = int(batch - first < L ? batch - first : L);
-        ibla::team::potrf(member, Uplo::Upper, ibla::lane_block(A, first, lanes),
-                          ibla::lane_block(info, first, lanes));
-      });
-  Kokkos::fence();
+  user_kernel_potrf<L>(A, info, batch);
   auto ref = hA;
   std::vector<int> rinfo(static_cast<size_t>(batch));
   std::vector<bool> skip(static_cast<size_t>(batch));

@@ -209,6 +209,21 @@ void run_rank2_rhs() {
 TEST(TrsmRank2, OneRightHandSideBlockInterleaved) { run_rank2_rhs<double, ibla::LayoutBlockInterleaved<8>>(); }
 TEST(TrsmRank2, OneRightHandSideLayoutRight) { run_rank2_rhs<float, Kokkos::LayoutRight>(); }
 
+// A free function: nvcc rejects device lambdas inside a TEST body.
+template <int L, class AV, class BV>
+void user_kernel_trsm(const AV& A, const BV& B, index_t batch) {
+  using Policy      = Kokkos::TeamPolicy<>;
+  const int nblocks = int((batch + L - 1) / L);
+  Kokkos::parallel_for(
+      "user_kernel", Policy(nblocks, Kokkos::AUTO), KOKKOS_LAMBDA(const Policy::member_type& member) {
+        const index_t first = index_t(member.league_rank()) * L;
+        const int lanes     = int(batch - first < L ? batch - first : L);
+        ibla::team::trsm(member, Side::Left, Uplo::Upper, Op::T, Diag::NonUnit, -2.0,
+                         ibla::lane_block(A, first, lanes), ibla::lane_block(B, first, lanes));
+      });
+  Kokkos::fence();
+}
+
 // The team-level TRSM inside a user's own TeamPolicy kernel.
 TEST(TrsmTeam, CalledInsideUserKernel) {
   using T             = double;
@@ -222,16 +237,7 @@ TEST(TrsmTeam, CalledInsideUserKernel) {
   Kokkos::View<T***, Layout> A("A", batch, m, m), B("B", batch, m, n);
   fill_view(A, hA);
   fill_view(B, hB);
-  using Policy      = Kokkos::TeamPolicy<>;
-  const int nblocks = int((batch + L - 1) / L);
-  Kokkos::parallel_for(
-      "user_kernel", Policy(nblocks, Kokkos::AUTO), KOKKOS_LAMBDA(const Policy::member_type& member) {
-        const index_t first = index_t(member.league_rank()) * L;
-        const int lanes     = int(batch - first < L ? batch - first : L);
-        ibla::team::trsm(member, Side::Left, Uplo::Upper, Op::T, Diag::NonUnit, -2.0,
-                         ibla::lane_block(A, first, lanes), ibla::lane_block(B, first, lanes));
-      });
-  Kokkos::fence();
+  user_kernel_trsm<L>(A, B, batch);
   auto ref = hB;
   for (index_t b = 0; b < batch; ++b)
     ref_trsm(v.side, v.uplo, v.op, v.diag, m, n, -2.0, hA.matrix(b), m, ref.matrix(b), m);
