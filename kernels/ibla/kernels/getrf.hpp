@@ -39,7 +39,8 @@
 namespace ibla {
 namespace impl {
 
-/// Columns updated together by one lane loop of the LU update.
+/// Rows x columns updated together by one lane loop of the LU update.
+inline constexpr int getrf_tile_rows = 4;
 inline constexpr int getrf_tile_cols = 4;
 
 /// |x| as a select, so that it vectorises alike on every backend (-0 stays
@@ -53,38 +54,66 @@ KOKKOS_FORCEINLINE_FUNCTION T abs_select(const T x) {
 /// record ipiv and info, scale the part below the diagonal. LAPACK (dgetrf2,
 /// n = 1 branch) scales by the reciprocal when |pivot| >= sfmin and divides
 /// otherwise, and neither swaps nor scales when the pivot is exactly zero.
+/// Every lane loop body is straight-line code (row loops outside, in tiles
+/// with compile-time trip counts): the shape GCC's `omp simd` vectorises
+/// across lanes; a lane body with a runtime row loop inside is left scalar.
 template <class Member, class BA, class BP, class BI>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_pivot_column(const Member& member, const int k,
                                                     const BA& A, const BP& ipiv,
                                                     const BI& info) {
-  using T           = std::remove_const_t<typename BA::value_type>;
-  const int m       = A.rows;
-  const T sfmin     = std::numeric_limits<T>::min();
+  using T       = std::remove_const_t<typename BA::value_type>;
+  const int m   = A.rows;
+  const T sfmin = std::numeric_limits<T>::min();
+  // Argmax in tiles of rows; the running pivot row lives in ipiv(k) and its
+  // |value| is gathered back at each tile, so every lane loop body is
+  // straight-line code. Strict > over increasing rows: the first index of
+  // the maximum wins, and NaN never wins unless it is A(k, k) (idamax).
+  for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = k + 1; });
+  for (int i0 = k + 1; i0 < m; i0 += getrf_tile_rows) {
+    const int mr = m - i0 < getrf_tile_rows ? m - i0 : getrf_tile_rows;
+    detail::static_switch<getrf_tile_rows>(mr, [&](auto rows) {
+      constexpr int MR = decltype(rows)::value;
+      for_each_lane(member, A.lanes, [&](const int l) {
+        int p  = ipiv(k, 0, l) - 1;
+        T amax = abs_select(A(p, k, l));
+        for (int t = 0; t < MR; ++t) {
+          const T v       = abs_select(A(i0 + t, k, l));
+          const bool more = v > amax;
+          amax            = more ? v : amax;
+          p               = more ? i0 + t : p;
+        }
+        ipiv(k, 0, l) = p + 1;
+      });
+    });
+  }
   for_each_lane(member, A.lanes, [&](const int l) {
-    T amax = abs_select(A(k, k, l));
-    int p  = k;
-    for (int i = k + 1; i < m; ++i) {
-      const T v       = abs_select(A(i, k, l));
-      const bool more = v > amax;
-      amax            = more ? v : amax;
-      p               = more ? i : p;
-    }
-    const T piv = A(p, k, l);
-    A(p, k, l)  = A(k, k, l);
-    A(k, k, l)  = piv;
-    ipiv(k, 0, l)      = p + 1;
-    const bool zero    = piv == T(0);
+    const int p        = ipiv(k, 0, l) - 1;
+    const T piv        = A(p, k, l);
+    A(p, k, l)         = A(k, k, l);
+    A(k, k, l)         = piv;
     const int old_info = info(0, 0, l);
-    info(0, 0, l)      = (zero && old_info == 0) ? k + 1 : old_info;
-    // A zero pivot means the whole column below is zero (or NaN, which LAPACK
-    // leaves alone too): keep it, never multiply by 1/0.
-    const bool tiny = !(abs_select(piv) >= sfmin);
-    const T r       = T(1) / piv;
-    for (int i = k + 1; i < m; ++i) {
-      const T a  = A(i, k, l);
-      A(i, k, l) = zero ? a : (tiny ? a / piv : a * r);
-    }
+    info(0, 0, l)      = (piv == T(0) && old_info == 0) ? k + 1 : old_info;
   });
+  // Scaling in tiles of rows: the lane loop body is straight-line code (the
+  // shape that vectorises across lanes), one reciprocal per tile.
+  for (int i0 = k + 1; i0 < m; i0 += getrf_tile_rows) {
+    const int mr = m - i0 < getrf_tile_rows ? m - i0 : getrf_tile_rows;
+    detail::static_switch<getrf_tile_rows>(mr, [&](auto rows) {
+      constexpr int MR = decltype(rows)::value;
+      for_each_lane(member, A.lanes, [&](const int l) {
+        const T piv = A(k, k, l);
+        // A zero pivot means the whole column below is zero (or NaN, which
+        // LAPACK leaves alone too): keep it, never multiply by 1/0.
+        const bool zero = piv == T(0);
+        const bool tiny = !(abs_select(piv) >= sfmin);
+        const T r       = T(1) / piv;
+        for (int t = 0; t < MR; ++t) {
+          const T a       = A(i0 + t, k, l);
+          A(i0 + t, k, l) = zero ? a : (tiny ? a / piv : a * r);
+        }
+      });
+    });
+  }
 }
 
 /// Step k, columns [j0, j0 + NR): swap rows k and ipiv(k) of each lane; when
@@ -97,19 +126,29 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_swap_update_tile(const Member& member, co
   const int m = A.rows;
   for_each_lane(member, A.lanes, [&](const int l) {
     const int p = ipiv(k, 0, l) - 1;
-    T u[NR];
     for (int c = 0; c < NR; ++c) {
-      u[c]              = A(p, j0 + c, l);
-      A(p, j0 + c, l)   = A(k, j0 + c, l);
-      A(k, j0 + c, l)   = u[c];
-    }
-    if constexpr (Update) {
-      for (int i = k + 1; i < m; ++i) {
-        const T a = A(i, k, l);
-        for (int c = 0; c < NR; ++c) A(i, j0 + c, l) -= a * u[c];
-      }
+      const T u       = A(p, j0 + c, l);
+      A(p, j0 + c, l) = A(k, j0 + c, l);
+      A(k, j0 + c, l) = u;
     }
   });
+  if constexpr (Update) {
+    // MR x NR tiles of the rank-1 update; straight-line lane loop bodies.
+    for (int i0 = k + 1; i0 < m; i0 += getrf_tile_rows) {
+      const int mr = m - i0 < getrf_tile_rows ? m - i0 : getrf_tile_rows;
+      detail::static_switch<getrf_tile_rows>(mr, [&](auto rows) {
+        constexpr int MR = decltype(rows)::value;
+        for_each_lane(member, A.lanes, [&](const int l) {
+          T u[NR];
+          for (int c = 0; c < NR; ++c) u[c] = A(k, j0 + c, l);
+          for (int t = 0; t < MR; ++t) {
+            const T a = A(i0 + t, k, l);
+            for (int c = 0; c < NR; ++c) A(i0 + t, j0 + c, l) -= a * u[c];
+          }
+        });
+      });
+    }
+  }
 }
 
 /// Columns [begin, end) of step k, in tiles of NR.
