@@ -22,7 +22,6 @@
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
-#include <ibla/kernels/gemm.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/layouts/lane_block.hpp>
 
