@@ -18,6 +18,15 @@
 
 #include <type_traits>
 
+// Full unrolling of the small tile loops (see gemm_tile).
+#if defined(__clang__)
+#define IBLA_IMPL_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define IBLA_IMPL_UNROLL _Pragma("GCC unroll 32")
+#else
+#define IBLA_IMPL_UNROLL
+#endif
+
 namespace ibla {
 namespace impl {
 
@@ -26,10 +35,58 @@ namespace impl {
 inline constexpr int gemm_tile_rows = 4;
 inline constexpr int gemm_tile_cols = 4;
 
+/// L of a lane count known at compile time (lanes_c<L>), 0 for a runtime one.
+template <class Count>
+struct static_lane_count : std::integral_constant<int, 0> {};
+template <int L>
+struct static_lane_count<lanes_c<L>> : std::integral_constant<int, L> {};
+
+// One MR x NR tile of C for every lane of the block. Two forms:
+//  - host, full block (L known at compile time): the lane loop is the
+//    innermost loop of every statement, so each statement is one SIMD
+//    instruction over the L lanes, and the accumulators acc[r][c][0..L) are
+//    loop-invariant vectors that the compiler keeps in registers across the
+//    k loop (GCC does not vectorise the lane loop when it encloses the k loop:
+//    measured all-scalar FMAs, 0.7 GFLOP/s for n = 8);
+//  - otherwise (device, where a lane is a thread, or the partial last block):
+//    each lane runs the whole tile with its accumulators in its own registers.
 template <int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, int k,
                                            const T alpha, const BA& A, const BB& B, const T beta,
                                            const BC& C) {
+  constexpr int L = static_lane_count<typename BC::lane_count>::value;
+#if !IBLA_IMPL_DEVICE_PASS
+  if constexpr (L > 0) {
+    // The r and c loops must be unrolled before vectorisation so that every
+    // acc[r][c] is a fixed vector the compiler can keep in a register.
+    T acc[MR][NR][L];
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < MR; ++r)
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NR; ++c)
+        for_each_lane(member, C.lanes, [&](const int l) { acc[r][c][l] = T(0); });
+    for (int p = 0; p < k; ++p)
+      IBLA_IMPL_UNROLL
+      for (int r = 0; r < MR; ++r)
+        IBLA_IMPL_UNROLL
+        for (int c = 0; c < NR; ++c)
+          for_each_lane(member, C.lanes,
+                        [&](const int l) { acc[r][c][l] += A(i0 + r, p, l) * B(p, j0 + c, l); });
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < MR; ++r)
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NR; ++c)
+        for_each_lane(member, C.lanes, [&](const int l) {
+          T& out = C(i0 + r, j0 + c, l);
+          if constexpr (ReadC) {
+            out = alpha * acc[r][c][l] + beta * out;
+          } else {
+            out = alpha * acc[r][c][l];
+          }
+        });
+    return;
+  }
+#endif
   for_each_lane(member, C.lanes, [&](const int l) {
     T acc[MR][NR];
     for (int r = 0; r < MR; ++r)
