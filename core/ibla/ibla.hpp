@@ -9,6 +9,7 @@
 #include <ibla/layouts/pointer_array.hpp>
 #include <ibla/kernels/convert.hpp>
 #include <ibla/kernels/gemm.hpp>
+#include <ibla/kernels/gesv.hpp>
 #include <ibla/kernels/getrf.hpp>
 #include <ibla/kernels/posv.hpp>
 #include <ibla/kernels/potrf.hpp>

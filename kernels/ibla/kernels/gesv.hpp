@@ -1,0 +1,212 @@
+// Batched LU solves (LAPACK dgetrs / dgesv semantics per problem):
+//   getrs: B = op(A)^{-1} B with A = P^T L U already factored by getrf;
+//   gesv:  getrf on A, then getrs for the problems whose info is 0. Where
+//          info > 0, A holds the factorization and B is left untouched
+//          (dgesv factors but does not solve).
+// GESV is one pass over the data: one team per block factors the block and
+// solves it (row interchanges, then the two triangular solves) while the
+// block is still in cache, instead of separate kernels over the whole batch.
+// The row interchanges of B are per lane (each problem has its own pivots):
+// every lane reads and writes its own pivot row through its own index, so
+// the lanes of a block stay one SIMD stream, as in getrf.
+#pragma once
+
+#include <ibla/core/error.hpp>
+#include <ibla/core/lanes.hpp>
+#include <ibla/core/types.hpp>
+#include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/getrf.hpp>
+#include <ibla/kernels/posv.hpp>
+#include <ibla/kernels/static_switch.hpp>
+#include <ibla/kernels/trsm.hpp>
+#include <ibla/layouts/lane_block.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ibla {
+namespace impl {
+
+/// Swaps rows k and ipiv(k) - 1 of columns [j0, j0 + NR) of B for
+/// k = 0 .. n-1 (Forward, dlaswp with incx = 1) or n-1 .. 0 (backward,
+/// incx = -1), in lanes where keep(l); the other lanes swap row k with
+/// itself, i.e. keep B.
+template <int NR, bool Forward, class Member, class BB, class BP, class Keep>
+KOKKOS_FORCEINLINE_FUNCTION void laswp_tile(const Member& member, const int j0, const BB& B,
+                                            const BP& ipiv, const Keep& keep) {
+  using T     = std::remove_const_t<typename BB::value_type>;
+  const int n = ipiv.rows;
+  // The interchange loop stays outside the lane loop: a straight-line lane
+  // body is what vectorises across lanes (see getrf.hpp).
+  for (int s = 0; s < n; ++s) {
+    const int k = Forward ? s : n - 1 - s;
+    for_each_lane(member, B.lanes, [&](const int l) {
+      const int p = keep(l) ? ipiv(k, 0, l) - 1 : k;
+      for (int c = 0; c < NR; ++c) {
+        const T x       = B(p, j0 + c, l);
+        B(p, j0 + c, l) = B(k, j0 + c, l);
+        B(k, j0 + c, l) = x;
+      }
+    });
+  }
+}
+
+template <bool Forward, class Member, class BB, class BP, class Keep>
+KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& ipiv,
+                                  const Keep& keep) {
+  constexpr int NR = getrf_tile_cols;
+  const int nrhs   = B.cols;
+  for (int j0 = 0; j0 < nrhs; j0 += NR) {
+    const int nr = nrhs - j0 < NR ? nrhs - j0 : NR;
+    detail::static_switch<NR>(nr, [&](auto cols) {
+      laswp_tile<decltype(cols)::value, Forward>(member, j0, B, ipiv, keep);
+    });
+  }
+}
+
+/// dgetrs on one block, storing only in lanes where keep(l).
+template <class Member, class BA, class BP, class BB, class Keep>
+KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const BA& A,
+                                         const BP& ipiv, const BB& B, const Keep& keep) {
+  using T = std::remove_const_t<typename BB::value_type>;
+  if (A.rows == 0 || B.cols == 0) return;
+  if (trans == Op::N) {
+    // P^T L U X = B: X = U^{-1} L^{-1} (P B).
+    laswp<true>(member, B, ipiv, keep);
+    trsm_masked(member, Side::Left, Uplo::Lower, Op::N, Diag::Unit, T(1), A, B, keep);
+    trsm_masked(member, Side::Left, Uplo::Upper, Op::N, Diag::NonUnit, T(1), A, B, keep);
+  } else {
+    // U^T L^T P X = B: X = P^T L^{-T} U^{-T} B, the interchanges in reverse.
+    trsm_masked(member, Side::Left, Uplo::Upper, Op::T, Diag::NonUnit, T(1), A, B, keep);
+    trsm_masked(member, Side::Left, Uplo::Lower, Op::T, Diag::Unit, T(1), A, B, keep);
+    laswp<false>(member, B, ipiv, keep);
+  }
+}
+
+}  // namespace impl
+
+namespace team {
+
+/// B = op(A)^{-1} B on one block, A and ipiv holding the LU factorization
+/// from getrf (n x n). B is a block of n x nrhs matrices (rank-3 View) or of
+/// n-vectors (rank-2 View). trans: Op::N, Op::T (Op::C = Op::T for real
+/// types). Every thread of the team calls it; results are visible to the
+/// team on return.
+template <class Member, class BA, class BP, class BB>
+KOKKOS_INLINE_FUNCTION void getrs(const Member& member, Op trans, const BA& A, const BP& ipiv,
+                                  const BB& B) {
+  impl::getrs_masked(member, trans, A, ipiv, B, impl::AllLanes{});
+  team_sync(member);
+}
+
+/// getrf then getrs (Op::N) on one block; lanes with info > 0 keep their B.
+template <class Member, class BA, class BP, class BB, class BI>
+KOKKOS_INLINE_FUNCTION void gesv(const Member& member, const BA& A, const BP& ipiv, const BB& B,
+                                 const BI& info) {
+  team::getrf(member, A, ipiv, info);
+  impl::getrs_masked(member, Op::N, A, ipiv, B, impl::InfoIsZero<BI>{info});
+  team_sync(member);
+}
+
+}  // namespace team
+
+namespace impl {
+template <class AV, class PV, class BV>
+struct GetrsBlocks {
+  Op trans;
+  AV A;
+  PV ipiv;
+  BV B;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::getrs(member, trans, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
+                lane_block(B, first, lanes));
+  }
+};
+template <class AV, class PV, class BV, class IV>
+struct GesvBlocks {
+  AV A;
+  PV ipiv;
+  BV B;
+  IV info;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    team::gesv(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
+               lane_block(B, first, lanes), lane_block(info, first, lanes));
+  }
+};
+}  // namespace impl
+
+/// Batched solve with an LU factorization from ibla::getrf: op(A(b)) X = B(b).
+/// A: rank-3 View (batch, n, n); ipiv: rank-2 int View (batch, n) from getrf;
+/// B: rank-3 (batch, n, nrhs) or rank-2 (batch, n), overwritten by X. trans:
+/// Op::N or Op::T (Op::C = Op::T). Throws ibla::argument_error, touching no
+/// data, when the arguments do not fit together.
+template <class ExecSpace, class AV, class PV, class BV>
+void getrs(const ExecSpace& exec, Op trans, const AV& A, const PV& ipiv, const BV& B) {
+  constexpr const char* routine = "getrs";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, PV>();
+  detail::static_check_view<ExecSpace, BV>();
+  detail::static_check_writable<BV>();
+  using T = typename BV::non_const_value_type;
+  static_assert(std::is_same<typename AV::non_const_value_type, T>::value,
+                "ibla::getrs: A and B must have the same value type");
+  const index_t batch = index_t(A.extent(0));
+  detail::require_square(routine, "A", A);
+  detail::require_rhs(routine, A, B);
+  detail::require_allocated(routine, "A", A);
+  detail::require_pivots(routine, ipiv, batch, index_t(A.extent(1)));
+  detail::require_same_block_lanes(
+      routine, {detail::named("A", A), detail::named("ipiv", ipiv), detail::named("B", B)});
+
+  if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV>();
+  detail::for_each_block<L>(exec, "ibla::getrs", batch,
+                            impl::GetrsBlocks<AV, PV, BV>{trans, A, ipiv, B});
+}
+
+/// Batched LU factorization and solve in one pass (LAPACK dgesv per
+/// problem): A (batch, n, n) is overwritten by its factors and ipiv (batch,
+/// n) by the pivots as by ibla::getrf; B (batch, n, nrhs) or (batch, n) by
+/// the solution where info(b) == 0 and left as it was where info(b) > 0.
+/// Throws ibla::argument_error, touching no data, when the arguments do not
+/// fit together.
+template <class ExecSpace, class AV, class PV, class BV, class IV>
+void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const IV& info) {
+  constexpr const char* routine = "gesv";
+  detail::static_check_view<ExecSpace, AV>();
+  detail::static_check_view<ExecSpace, PV>();
+  detail::static_check_view<ExecSpace, BV>();
+  detail::static_check_view<ExecSpace, IV>();
+  detail::static_check_writable<AV>();
+  detail::static_check_writable<PV>();
+  detail::static_check_writable<BV>();
+  detail::static_check_writable<IV>();
+  using T = typename BV::non_const_value_type;
+  static_assert(std::is_same<typename AV::non_const_value_type, T>::value,
+                "ibla::gesv: A and B must have the same value type");
+  static_assert(std::is_floating_point<T>::value, "ibla::gesv: A holds float or double");
+  const index_t batch = index_t(A.extent(0));
+  detail::require_square(routine, "A", A);
+  detail::require_rhs(routine, A, B);
+  detail::require_allocated(routine, "A", A);
+  detail::require_pivots(routine, ipiv, batch, index_t(A.extent(1)));
+  detail::require_info_view(routine, info, batch);
+  detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("ipiv", ipiv),
+                                             detail::named("B", B), detail::named("info", info)});
+
+  if (batch == 0) return;
+  if (A.extent(1) == 0) {
+    Kokkos::parallel_for("ibla::gesv(empty)",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, batch),
+                         impl::ZeroInfo<IV>{info});
+    return;
+  }
+  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV, IV>();
+  detail::for_each_block<L>(exec, "ibla::gesv", batch,
+                            impl::GesvBlocks<AV, PV, BV, IV>{A, ipiv, B, info});
+}
+
+}  // namespace ibla
