@@ -1,0 +1,225 @@
+// Determinism: the same input gives bitwise identical results
+//  - whatever the number of threads: the default execution space (OpenMP
+//    with OMP_NUM_THREADS threads; ctest runs this binary with 2 and with 3),
+//    a one-thread OpenMP partition (OpenMP::partition_master) and
+//    Kokkos::Serial;
+//  - whatever the batch is split into: the whole batch in one call vs the
+//    batch cut into pieces of odd sizes, each its own View and call, so that
+//    every matrix lands at another lane position, in full and in tail blocks;
+//  - whether a matrix is computed in a full block (compile-time lane count)
+//    or in the partial last block (runtime lane count, possibly a scalar
+//    remainder loop): the arithmetic per lane must be the same instructions
+//    (same FMA contraction) in both;
+//  - whatever lane-contiguous layout the batch is stored in
+//    (LayoutBlockInterleaved<L>, LayoutInterleaved, LayoutLeft): the same
+//    vector code runs on them. Matrix-after-matrix layouts (LayoutRight,
+//    LayoutStride) gather lanes and GCC vectorises them differently: with
+//    LayoutRight, gemm with m % 4 != 0 differs from the other layouts in the
+//    last bit (measured; most likely the other operand of alpha*acc + beta*c
+//    is fused into the FMA), so they are only compared with themselves.
+// Comparisons are memcmp of the results: no tolerance.
+#include "support/reference.hpp"
+
+#include <ibla/ibla.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <omp.h>
+
+using namespace ibla_test;
+using ibla::Op;
+
+namespace {
+
+template <class T>
+::testing::AssertionResult bitwise_same(const HostBatch<T>& got, const HostBatch<T>& want,
+                                        index_t got_first = 0, index_t want_first = 0,
+                                        index_t count = -1) {
+  if (count < 0) {
+    if (got.batch != want.batch || got.rows != want.rows || got.cols != want.cols)
+      return ::testing::AssertionFailure() << "shapes differ";
+    count = got.batch;
+  }
+  const index_t per = got.rows * got.cols;
+  for (index_t b = 0; b < count; ++b)
+    for (index_t e = 0; e < per; ++e) {
+      const T x = got.matrix(got_first + b)[e], y = want.matrix(want_first + b)[e];
+      if (std::memcmp(&x, &y, sizeof(T)) != 0)
+        return ::testing::AssertionFailure()
+               << "matrix " << got_first + b << " vs " << want_first + b << ", element (" << e % got.rows
+               << "," << e / got.rows << "): " << std::hexfloat << x << " vs " << y
+               << std::defaultfloat << " (difference " << (double(x) - double(y)) << ")";
+    }
+  return ::testing::AssertionSuccess();
+}
+
+template <class T>
+HostBatch<T> slice(const HostBatch<T>& h, index_t first, index_t count) {
+  HostBatch<T> s(count, h.rows, h.cols);
+  std::copy(h.matrix(first), h.matrix(first) + count * h.rows * h.cols, s.data.begin());
+  return s;
+}
+
+/// Lanes per block that ibla uses for a batch stored in Layout.
+template <class T, class Layout>
+int block_lanes() {
+  if constexpr (ibla::is_block_interleaved_layout<Layout>::value) {
+    return int(Layout::lanes_per_block);
+  } else {
+    return ibla::default_block_lanes<T, Kokkos::DefaultExecutionSpace>;
+  }
+}
+
+/// One GEMM problem set: inputs on host, run through ibla on any execution
+/// space and layout.
+template <class T>
+struct GemmCase {
+  Op ta, tb;
+  T alpha, beta;
+  HostBatch<T> A, B, C;
+
+  GemmCase(Op ta_, Op tb_, index_t batch, int m, int n, int k, std::uint64_t seed)
+      : ta(ta_), tb(tb_), alpha(T(0.75)), beta(T(-1.25)),
+        A(random_batch<T>(batch, ta_ == Op::N ? m : k, ta_ == Op::N ? k : m, seed)),
+        B(random_batch<T>(batch, tb_ == Op::N ? k : n, tb_ == Op::N ? n : k, seed + 1)),
+        C(random_batch<T>(batch, m, n, seed + 2)) {}
+
+  /// Makes matrices [dst, dst + count) copies of [src, src + count).
+  void duplicate(index_t src, index_t dst, index_t count) {
+    for (HostBatch<T>* h : {&A, &B, &C})
+      std::copy(h->matrix(src), h->matrix(src) + count * h->rows * h->cols, h->matrix(dst));
+  }
+
+  template <class Layout, class Exec>
+  HostBatch<T> run(const Exec& exec, index_t first = 0, index_t count = -1) const {
+    if (count < 0) count = C.batch;
+    auto a = slice(A, first, count), b = slice(B, first, count), c = slice(C, first, count);
+    auto vA = make_view<T, Layout>("A", count, a.rows, a.cols);
+    auto vB = make_view<T, Layout>("B", count, b.rows, b.cols);
+    auto vC = make_view<T, Layout>("C", count, c.rows, c.cols);
+    fill_view(vA, a);
+    fill_view(vB, b);
+    fill_view(vC, c);
+    ibla::gemm(exec, ta, tb, alpha, vA, vB, beta, vC);
+    exec.fence();
+    return read_view(vC);
+  }
+};
+
+/// Runs f() on one OpenMP thread through a one-thread partition of the
+/// OpenMP pool (Kokkos 3.x); returns false where that is not possible.
+bool on_one_openmp_thread(const std::function<void()>& f) {
+#if defined(KOKKOS_ENABLE_OPENMP)
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(2);  // partition_master needs nested parallelism
+  bool ran_alone = false;
+  Kokkos::OpenMP::partition_master(
+      [&](int, int) {
+        ran_alone = Kokkos::OpenMP::concurrency() == 1;
+        if (ran_alone) f();
+      },
+      1, 1);
+  omp_set_max_active_levels(levels);
+  return ran_alone;
+#else
+  (void)f;
+  return false;
+#endif
+}
+
+template <class T, class Layout>
+void check_gemm_determinism(Op ta, Op tb, int m, int n, int k) {
+  const int L = block_lanes<T, Layout>();
+  // Two full blocks and a tail of L - 1 (or 3 when L is small) matrices.
+  const index_t tail  = L > 4 ? L - 1 : 3;
+  const index_t batch = 2 * index_t(L) + tail;
+  SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " T " << sizeof(T) * 8
+                                    << "-bit op(" << ibla::to_string(ta) << "," << ibla::to_string(tb)
+                                    << ") m " << m << " n " << n << " k " << k << " batch " << batch
+                                    << " (L " << L << ")");
+  GemmCase<T> c(ta, tb, batch, m, n, k, 1000 + 31 * m + n + 7 * k);
+  // The tail block repeats the first matrices of the first (full) block.
+  c.duplicate(0, 2 * L, tail);
+  const auto exec  = Kokkos::DefaultExecutionSpace();
+  const auto whole = c.template run<Layout>(exec);
+
+  // Full block vs tail block: same matrix, same bits.
+  ASSERT_TRUE(bitwise_same(whole, whole, 2 * L, 0, tail)) << "full block vs tail block";
+
+  // Pieces of odd sizes: every matrix at another lane position.
+  for (index_t first = 0, piece = 1; first < batch; first += piece, piece = piece * 2 + 1) {
+    const index_t count = std::min(piece, batch - first);
+    const auto part     = c.template run<Layout>(exec, first, count);
+    ASSERT_TRUE(bitwise_same(part, whole, 0, first, count))
+        << "batch split: piece [" << first << ", " << first + count << ")";
+  }
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+  ASSERT_TRUE(bitwise_same(c.template run<Layout>(Kokkos::Serial()), whole)) << "Kokkos::Serial";
+#endif
+  HostBatch<T> one;
+  if (on_one_openmp_thread([&] { one = c.template run<Layout>(Kokkos::DefaultHostExecutionSpace()); }))
+    ASSERT_TRUE(bitwise_same(one, whole)) << "one OpenMP thread";
+}
+
+template <class T, class Layout>
+struct Config {
+  using value_type  = T;
+  using layout_type = Layout;
+};
+
+}  // namespace
+
+template <class C>
+class Determinism : public ::testing::Test {};
+
+using Configs = ::testing::Types<
+    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
+    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutBlockInterleaved<4>>,
+    Config<double, ibla::LayoutInterleaved>, Config<float, Kokkos::LayoutLeft>,
+    Config<double, Kokkos::LayoutRight>, Config<float, LayoutStrideColMajor>>;
+TYPED_TEST_SUITE(Determinism, Configs);
+
+TYPED_TEST(Determinism, GemmEverySize) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  // Every tile shape (m, n mod 4) and both unrolled and remainder k.
+  for (int m : {1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 21, 31, 32}) {
+    check_gemm_determinism<T, Layout>(Op::N, Op::N, m, m, m);
+    if (m % 5 == 1) check_gemm_determinism<T, Layout>(Op::T, Op::T, m, m, m);
+  }
+  // Rectangular and k not a multiple of the tile.
+  check_gemm_determinism<T, Layout>(Op::N, Op::T, 7, 3, 29);
+  check_gemm_determinism<T, Layout>(Op::T, Op::N, 32, 1, 5);
+}
+
+TYPED_TEST(Determinism, ConvertRoundTrip) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  const index_t batch = 3 * block_lanes<T, Layout>() + 2;
+  const auto h = random_batch<T>(batch, 6, 5, 77);
+  auto src = make_view<T, Layout>("src", batch, 6, 5);
+  fill_view(src, h);
+  auto mid = make_view<T, ibla::LayoutBlockInterleaved<3>>("mid", batch, 6, 5);
+  auto dst = make_view<T, Layout>("dst", batch, 6, 5);
+  ibla::convert(Kokkos::DefaultExecutionSpace(), src, mid);
+  ibla::convert(Kokkos::DefaultExecutionSpace(), mid, dst);
+  Kokkos::fence();
+  EXPECT_TRUE(bitwise_same(read_view(dst), h));
+}
+
+// The same batch stored in different lane-contiguous layouts gives the same
+// bits: the per-lane arithmetic does not depend on the strides.
+TEST(DeterminismAcrossLayouts, Gemm) {
+  for (int m : {1, 2, 3, 4, 5, 8, 13, 16, 31, 32}) {
+    SCOPED_TRACE(::testing::Message() << "m " << m);
+    GemmCase<double> c(Op::N, Op::T, 21, m, m, m, 5 + m);
+    const auto exec = Kokkos::DefaultExecutionSpace();
+    const auto ref  = c.run<ibla::LayoutBlockInterleaved<8>>(exec);
+    EXPECT_TRUE(bitwise_same(c.run<ibla::LayoutInterleaved>(exec), ref)) << "Interleaved";
+    EXPECT_TRUE(bitwise_same(c.run<Kokkos::LayoutLeft>(exec), ref)) << "LayoutLeft";
+    EXPECT_TRUE(bitwise_same(c.run<ibla::LayoutBlockInterleaved<5>>(exec), ref)) << "Block<5>";
+  }
+}
