@@ -226,6 +226,12 @@ TEST(PosvRank2, OneRightHandSideLayoutLeft) { run_rank2_posv<float, Kokkos::Layo
 // A free function: nvcc rejects device lambdas inside a TEST body.
 template <int L, class V0, class V1, class V2, class V3>
 void user_kernel_posv(const V0& A, const V1& B, const V2& B2, const V3& info, index_t batch) {
+  user_kernel_posv<L>(A, B, B2, info, batch);
+}
+
+// A free function: nvcc rejects device lambdas inside a TEST body.
+template <int L, class AV, class BV, class IV>
+void user_kernel_posv(const AV& A, const BV& B, const BV& B2, const IV& info, index_t batch) {
   using Policy      = Kokkos::TeamPolicy<>;
   const int nblocks = int((batch + L - 1) / L);
   Kokkos::parallel_for(
