@@ -23,7 +23,8 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 pkgs=(cmake ninja-build g++ make pkg-config libgtest-dev libgmock-dev libhwloc-dev
       libblas-dev liblapack-dev liblapacke-dev libopenblas0-openmp libopenblas-openmp-dev
       dpkg-dev python3
-      libeigen3-dev libxsmm-dev gnuplot-nox)
+      libeigen3-dev libxsmm-dev gnuplot-nox
+      clang-14 libclang-rt-14-dev libomp-14-dev)  # clang: the libFuzzer stage (40-fuzz.sh)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

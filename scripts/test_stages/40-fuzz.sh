@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harness unit_tests/fuzz/fuzz_ibla.cpp with clang 14
+# (ASan + UBSan + libFuzzer) against the Kokkos in .deps (built by g++; both
+# use libstdc++, and LLVM's libomp also provides the GOMP entry points the
+# g++-built Kokkos calls), then runs a short bounded fuzz over the corpus kept
+# in unit_tests/fuzz/corpus/: every seed first, then fixed -runs with a time
+# cap. New inputs found go to a scratch directory, not into the repository.
+# Skips (exit 0) with a message when clang-14 or libFuzzer is not installed.
+# Environment: IBLA_FUZZ_RUNS (default 3000), IBLA_FUZZ_SECONDS (default 60),
+# IBLA_FUZZ_SOLVERS=1 (also fuzz TRSM/POTRF/POSV; delete the binary first),
+# IBLA_FUZZ_DIR (build/scratch directory, default <main build>-fuzz).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cxx=${IBLA_FUZZ_CXX:-clang++-14}
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "fuzz: skipped ($cxx not found; scripts/setup_deps.sh installs clang-14)"
+  exit 0
+fi
+if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
+    "$cxx" -x c++ -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+  echo "fuzz: skipped ($cxx cannot link -fsanitize=fuzzer; install libclang-rt-14-dev)"
+  exit 0
+fi
+prefix=$("$here/scripts/setup_deps.sh" | tail -n1)
+prefix=${prefix%%;*}
+dir=${IBLA_FUZZ_DIR:-${IBLA_BUILD_DIR:-$here/build}-fuzz}
+mkdir -p "$dir/new"
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+bin=$dir/fuzz_ibla
+src=$here/unit_tests/fuzz/fuzz_ibla.cpp
+# Rebuild when the harness or any ibla header changed.
+if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/kernels" -newer "$bin" -print -quit)" ]; then
+  start=$(date +%s)
+  "$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer -fopenmp -march=native -Wno-pass-failed \
+    -DIBLA_FUZZ_SOLVERS="${IBLA_FUZZ_SOLVERS:-0}" \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch" \
+    "$src" -o "$bin" \
+    "$prefix/lib/libkokkoscore.a" -lhwloc -ldl \
+    -llapacke -L"/usr/lib/$arch/lapack" -Wl,-rpath,"/usr/lib/$arch/lapack" -llapack \
+    -L"/usr/lib/$arch/blas" -Wl,-rpath,"/usr/lib/$arch/blas" -lblas
+  echo "fuzz: harness built in $(( $(date +%s) - start )) s"
+fi
+runs=${IBLA_FUZZ_RUNS:-3000}
+secs=${IBLA_FUZZ_SECONDS:-60}
+start=$(date +%s)
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_PROC_BIND=false
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+log=$dir/fuzz.log
+set +e
+# Seeds first: every corpus file must pass on its own. Then a bounded fuzz
+# run that starts from the corpus (-seed fixed: the same inputs every time).
+"$bin" "$here"/unit_tests/fuzz/corpus/* >"$log" 2>&1 &&
+  "$bin" -runs="$runs" -max_total_time="$secs" -max_len=512 -seed=1 -print_final_stats=1 \
+    "$dir/new" "$here/unit_tests/fuzz/corpus" >>"$log" 2>&1
+rc=$?
+set -e
+if [ "$rc" != 0 ]; then
+  tail -n 80 "$log"
+else
+  grep -E "^(Executed|#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
+fi
+echo "fuzz: $runs runs (cap ${secs} s) in $(( $(date +%s) - start )) s, exit $rc"
+exit "$rc"
