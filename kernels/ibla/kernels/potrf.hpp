@@ -83,16 +83,16 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile(int i0, int j0, int done, cons
   }
 }
 
-/// Columns [j0, j0 + NB) of the lower Cholesky factor of A (left-looking),
-/// one lane loop for the whole panel so the pivot reciprocals stay in
-/// registers for the tiles below the diagonal.
-template <int NB, class Member, class BA, class BI>
-KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& A,
-                                        const BI& info) {
+/// Lane l of: columns [j0, j0 + NB) of the lower Cholesky factor of A
+/// (left-looking), one lane loop for the whole panel so the pivot
+/// reciprocals stay in registers for the tiles below the diagonal.
+template <int NB, class BA, class BI>
+KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_lane(const int l, int j0, const BA& A,
+                                                  const BI& info) {
   using T             = std::remove_const_t<typename BA::value_type>;
   constexpr int MR    = potrf_tile_rows;
   const int n         = A.rows;
-  for_each_lane(member, A.lanes, [&](const int l) {
+  {
     // Diagonal tile: lower triangle only (the upper one is never read).
     T acc[NB][NB];
     for (int c = 0; c < NB; ++c)
@@ -140,7 +140,27 @@ KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& 
         potrf_below_tile<decltype(rows)::value, NB>(i0, j0, done, inv, A, l);
       });
     }
-  });
+  }
+}
+
+/// The lane body as a functor with a force-inlined operator(): GCC does not
+/// inline a lambda this large into the `omp simd` loop of for_each_lane,
+/// and the call would stop vectorisation.
+template <int NB, class BA, class BI>
+struct PotrfPanelLane {
+  int j0;
+  const BA& A;
+  const BI& info;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    potrf_panel_lane<NB>(l, j0, A, info);
+  }
+};
+
+/// The panel for every lane.
+template <int NB, class Member, class BA, class BI>
+KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& A,
+                                        const BI& info) {
+  for_each_lane(member, A.lanes, PotrfPanelLane<NB, BA, BI>{j0, A, info});
 }
 
 /// Lower Cholesky of every lane of A; info(0, l) must be 0 on entry.

@@ -42,21 +42,19 @@ struct AllLanes {
   KOKKOS_FORCEINLINE_FUNCTION constexpr bool operator()(int) const { return true; }
 };
 
-/// Solves rows [i0, i0 + MR) of columns [j0, j0 + NR) of T X = alpha B, T
+/// Lane l of: solves rows [i0, i0 + MR) of columns [j0, j0 + NR) of T X = alpha B, T
 /// lower (Lower) or upper triangular, X over B. Rows solved before (above
 /// for Lower, below for Upper) are read back from B. Lanes where
 /// keep(l) is false are computed but not stored (POSV leaves B untouched
 /// for problems whose factorization failed; a select keeps the loop
 /// vectorised).
-template <int MR, int NR, bool Lower, class Member, class T, class BA, class BB, class Keep>
-KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const bool unit,
-                                           const T alpha, const BA& A, const BB& B,
-                                           const Keep& keep) {
-  const int m = A.rows;
+template <int MR, int NR, bool Lower, class T, class BA, class BB, class Keep>
+KOKKOS_FORCEINLINE_FUNCTION void trsm_tile_lane(const int l, int i0, int j0, const bool unit,
+                                                const T alpha, const BA& A, const BB& B,
+                                                const Keep& keep) {
   // Rows already solved that feed this tile.
   const int p_begin = Lower ? 0 : i0 + MR;
-  const int p_end   = Lower ? i0 : m;
-  for_each_lane(member, B.lanes, [&](const int l) {
+  const int p_end   = Lower ? i0 : A.rows;
     T acc[MR][NR];
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < NR; ++c) acc[r][c] = alpha * B(i0 + r, j0 + c, l);
@@ -94,7 +92,31 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
         T& out = B(i0 + r, j0 + c, l);
         out    = store ? acc[r][c] : out;
       }
-  });
+}
+
+/// The lane body as a functor with a force-inlined operator(): GCC does not
+/// always inline a large lambda into the `omp simd` loop of for_each_lane,
+/// and a call there stops vectorisation.
+template <int MR, int NR, bool Lower, class T, class BA, class BB, class Keep>
+struct TrsmTileLane {
+  int i0, j0;
+  bool unit;
+  T alpha;
+  const BA& A;
+  const BB& B;
+  const Keep& keep;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    trsm_tile_lane<MR, NR, Lower>(l, i0, j0, unit, alpha, A, B, keep);
+  }
+};
+
+/// One tile for every lane.
+template <int MR, int NR, bool Lower, class Member, class T, class BA, class BB, class Keep>
+KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const bool unit,
+                                           const T alpha, const BA& A, const BB& B,
+                                           const Keep& keep) {
+  for_each_lane(member, B.lanes,
+                TrsmTileLane<MR, NR, Lower, T, BA, BB, Keep>{i0, j0, unit, alpha, A, B, keep});
 }
 
 /// T X = alpha B for T = A lower (Lower) or upper triangular, B of
