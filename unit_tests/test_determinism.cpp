@@ -182,15 +182,9 @@ using Configs = ::testing::Types<
     Config<double, Kokkos::LayoutRight>, Config<float, LayoutStrideColMajor>>;
 TYPED_TEST_SUITE(Determinism, Configs);
 
-// DISABLED since gemm 3486f6a ("vectorise the host tile kernel"): full blocks
-// now run a lane-innermost tile (acc[MR][NR][L]) and the partial last block
-// the per-lane tile, and the two round differently in the last bit for every
-// problem with a 4 x 4 tile (m, n, k >= 4), every layout, float and double
-// (measured: "full block vs tail block" fails, e.g. BlockInterleaved<8>
-// double m = n = k = 4, C(1,0) 0.64093906114018229 vs 0.6409390611401824).
-// Before that commit all of this passed. Re-enable (drop DISABLED_) once both
-// paths do the same arithmetic; run with --gtest_also_run_disabled_tests.
-TYPED_TEST(Determinism, DISABLED_GemmEverySize) {
+// Full blocks (lanes_c<L>) and the partial last block (lanes_upto<L>) must
+// run the same arithmetic: every tile shape, in every layout.
+TYPED_TEST(Determinism, GemmEverySize) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   // Every tile shape (m, n mod 4) and both unrolled and remainder k.
@@ -220,9 +214,8 @@ TYPED_TEST(Determinism, ConvertRoundTrip) {
 
 // The same batch stored in different lane-contiguous layouts gives the same
 // bits: the per-lane arithmetic does not depend on the strides.
-// DISABLED with GemmEverySize above (same cause: the layouts' batches of 21
-// have different full/tail splits).
-TEST(DeterminismAcrossLayouts, DISABLED_Gemm) {
+// (The layouts split the batch of 21 differently into full and tail blocks.)
+TEST(DeterminismAcrossLayouts, Gemm) {
   for (int m : {1, 2, 3, 4, 5, 8, 13, 16, 31, 32}) {
     SCOPED_TRACE(::testing::Message() << "m " << m);
     GemmCase<double> c(Op::N, Op::T, 21, m, m, m, 5 + m);

@@ -28,6 +28,29 @@ namespace ibla {
 template <int L>
 using lanes_c = std::integral_constant<int, L>;
 
+/// ... and one known only at run time but at most L (the partial last block
+/// of a batch). Kernels that keep per-lane arrays size them by L and run the
+/// very same statements as for a full block, so a matrix gets the same bits
+/// whether it falls in a full block or in the last one.
+template <int L>
+struct lanes_upto {
+  int n;
+};
+
+/// The compile-time bound of a lane count: L for lanes_c<L> and
+/// lanes_upto<L>, 0 for a plain int (no bound known).
+template <class Count>
+struct max_lanes : std::integral_constant<int, 0> {};
+template <int L>
+struct max_lanes<lanes_c<L>> : std::integral_constant<int, L> {};
+template <int L>
+struct max_lanes<lanes_upto<L>> : std::integral_constant<int, L> {};
+
+template <class X>
+struct is_lanes_upto : std::false_type {};
+template <int L>
+struct is_lanes_upto<lanes_upto<L>> : std::true_type {};
+
 /// The value of a count or stride that is either a plain integer or a
 /// std::integral_constant. Device code must not call integral_constant's
 /// conversion operator: it is a host-only constexpr function for nvcc
@@ -36,13 +59,15 @@ template <class X>
 KOKKOS_FORCEINLINE_FUNCTION constexpr auto value_of(const X& x) {
   if constexpr (std::is_arithmetic<X>::value) {
     return x;
+  } else if constexpr (is_lanes_upto<X>::value) {
+    return x.n;
   } else {
     return X::value;
   }
 }
 
-/// Runs f(lane) for lane in [0, count). count is an int or a lanes_c<L>; with
-/// lanes_c<L> the trip count is a compile-time constant. Lanes are independent:
+/// Runs f(lane) for lane in [0, count). count is an int, a lanes_c<L> (the
+/// trip count is then a compile-time constant) or a lanes_upto<L>. Lanes are independent:
 /// f(l) may only touch data of lane l. Every call made inside one team
 /// operation maps lane l to the same thread, so no barrier is needed between
 /// calls; team_sync() publishes the results to the whole team at the end.
@@ -54,7 +79,7 @@ KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(const Member& member, Count count
   // One host thread does the whole block: the lanes are SIMD elements, and a
   // block is too small to split further.
   if (member.team_rank() != 0) return;
-  const int n = count;
+  const int n = int(value_of(count));
 #pragma omp simd
   for (int l = 0; l < n; ++l) f(l);
 #endif

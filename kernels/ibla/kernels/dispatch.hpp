@@ -95,7 +95,8 @@ void require_allocated(const char* routine, const char* name, const View& v) {
 }
 
 /// Runs op(member, first, lanes) once per block of L consecutive matrices;
-/// lanes is lanes_c<L> for full blocks and an int for the last partial one.
+/// lanes is lanes_c<L> for full blocks and lanes_upto<L> for the last partial
+/// one (same code, bit-identical results; see lanes.hpp).
 template <int L, class Op>
 struct BlockLoop {
   Op op;
@@ -107,7 +108,7 @@ struct BlockLoop {
     if (remaining >= L) {
       op(member, first, lanes_c<L>{});
     } else {
-      op(member, first, int(remaining));
+      op(member, first, lanes_upto<L>{int(remaining)});
     }
   }
 };

@@ -36,26 +36,23 @@ namespace impl {
 inline constexpr int gemm_tile_rows = 4;
 inline constexpr int gemm_tile_cols = 4;
 
-/// L of a lane count known at compile time (lanes_c<L>), 0 for a runtime one.
-template <class Count>
-struct static_lane_count : std::integral_constant<int, 0> {};
-template <int L>
-struct static_lane_count<lanes_c<L>> : std::integral_constant<int, L> {};
-
 // One MR x NR tile of C for every lane of the block. Two forms:
-//  - host, full block (L known at compile time): the lane loop is the
+//  - host, L bounded at compile time (lanes_c<L> for a full block,
+//    lanes_upto<L> for the last one: both run these same statements, so
+//    results do not depend on where a matrix falls): the lane loop is the
 //    innermost loop of every statement, so each statement is one SIMD
 //    instruction over the L lanes, and the accumulators acc[r][c][0..L) are
 //    loop-invariant vectors that the compiler keeps in registers across the
 //    k loop (GCC does not vectorise the lane loop when it encloses the k loop:
 //    measured all-scalar FMAs, 0.7 GFLOP/s for n = 8);
-//  - otherwise (device, where a lane is a thread, or the partial last block):
-//    each lane runs the whole tile with its accumulators in its own registers.
+//  - otherwise (device, where a lane is a thread, or a team-level call with a
+//    plain int lane count): each lane runs the whole tile with its
+//    accumulators in its own registers.
 template <int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, int k,
                                            const T alpha, const BA& A, const BB& B, const T beta,
                                            const BC& C) {
-  constexpr int L = static_lane_count<typename BC::lane_count>::value;
+  constexpr int L = max_lanes<typename BC::lane_count>::value;
 #if !IBLA_IMPL_DEVICE_PASS
   if constexpr (L > 0) {
     // The r and c loops must be unrolled before vectorisation so that every
