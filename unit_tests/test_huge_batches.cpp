@@ -200,10 +200,9 @@ TEST(Offsets, InterleavedPast2To31And2To32) {
 
 // View::size() of a rank-3 interleaved View whose element count passes 2^32.
 // Kokkos 3.x keeps rank-3 extents as 32-bit unsigned, and ibla's
-// ViewOffset::size() multiplies them before widening: 2^22 * 32 * 32 wraps
-// to 0. DISABLED until kokkos_view_offset.hpp's size() widens first
-// (size_type(m_dim.N0) * m_dim.N1 * ...), as Kokkos' own ViewOffsets do.
-TEST(Offsets, DISABLED_ViewSizePast2To32Elements) {
+// ViewOffset::size() must widen before it multiplies (2^22 * 32 * 32 would
+// wrap to 0 in 32 bits).
+TEST(Offsets, ViewSizePast2To32Elements) {
   using Layout = ibla::LayoutBlockInterleaved<8>;
   const index_t batch = two32 / 1024 + 5, rows = 32, cols = 32;
   using Offset = OffsetOf<Layout, 3>::type;

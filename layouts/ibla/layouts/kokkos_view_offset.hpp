@@ -79,8 +79,10 @@ struct ViewOffset<Dimension, Layout,
   KOKKOS_INLINE_FUNCTION constexpr size_type dimension_6() const { return m_dim.N6; }
   KOKKOS_INLINE_FUNCTION constexpr size_type dimension_7() const { return m_dim.N7; }
 
+  // Widened first: Kokkos 3.x keeps extents in 32 bits, and a batch of
+  // 2^32 elements must not wrap.
   KOKKOS_INLINE_FUNCTION constexpr size_type size() const {
-    return m_dim.N0 * m_dim.N1 * m_dim.N2 * m_dim.N3 * m_dim.N4 * m_dim.N5 * m_dim.N6 *
+    return size_type(m_dim.N0) * m_dim.N1 * m_dim.N2 * m_dim.N3 * m_dim.N4 * m_dim.N5 * m_dim.N6 *
            m_dim.N7;
   }
   KOKKOS_INLINE_FUNCTION constexpr size_type span() const {
