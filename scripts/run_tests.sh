@@ -10,7 +10,7 @@ jobs=$(nproc)
 
 "$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON
 cmake --build "$build" -j "$jobs"
-(cd "$build" && OMP_PROC_BIND=false ctest --output-on-failure -j "$jobs")
+(cd "$build" && OMP_PROC_BIND=false OMP_WAIT_POLICY=passive ctest --output-on-failure -j "$jobs")
 
 for stage in "$here"/scripts/test_stages/*.sh; do
   [ -e "$stage" ] || continue
