@@ -94,6 +94,37 @@ void require_allocated(const char* routine, const char* name, const View& v) {
           "is not allocated (null data with ", elements, " elements)");
 }
 
+/// A: a rank-3 View (batch, n, n) of square matrices.
+template <class AV>
+void require_square(const char* routine, const char* name, const AV& A) {
+  static_assert(AV::rank == 3, "ibla: the matrix operand is a rank-3 View (batch, n, n)");
+  require(A.extent(1) == A.extent(2), routine, name, "is not square: extent(1) = ", A.extent(1),
+          ", extent(2) = ", A.extent(2));
+}
+
+/// info: a rank-1 int View with one entry per problem.
+template <class IV>
+void require_info_view(const char* routine, const IV& info, index_t batch) {
+  static_assert(IV::rank == 1, "ibla: info is a rank-1 View (batch)");
+  static_assert(std::is_same<typename IV::non_const_value_type, int>::value,
+                "ibla: info holds int");
+  require_extent(routine, "info", 0, index_t(info.extent(0)), batch, "the batch count of A");
+  require_allocated(routine, "info", info);
+}
+
+/// B: rank-3 (batch, n, nrhs) or rank-2 (batch, n) right-hand sides for the
+/// n x n matrices of A.
+template <class AV, class BV>
+void require_rhs(const char* routine, const AV& A, const BV& B) {
+  static_assert(BV::rank == 2 || BV::rank == 3,
+                "ibla: B is a rank-3 View (batch, n, nrhs) or rank-2 (batch, n)");
+  require_extent(routine, "B", 0, index_t(B.extent(0)), index_t(A.extent(0)),
+                 "the batch count of A");
+  require_extent(routine, "B", 1, index_t(B.extent(1)), index_t(A.extent(1)),
+                 "the order n of A");
+  require_allocated(routine, "B", B);
+}
+
 /// Runs op(member, first, lanes) once per block of L consecutive matrices;
 /// lanes is lanes_c<L> for full blocks and lanes_upto<L> for the last partial
 /// one (same code, bit-identical results; see lanes.hpp).

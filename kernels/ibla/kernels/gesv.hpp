@@ -16,7 +16,6 @@
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
 #include <ibla/kernels/getrf.hpp>
-#include <ibla/kernels/posv.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/kernels/trsm.hpp>
 #include <ibla/layouts/lane_block.hpp>

@@ -26,8 +26,6 @@
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
-// detail::require_info_view, shared with the Cholesky family.
-#include <ibla/kernels/potrf.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/layouts/lane_block.hpp>
 

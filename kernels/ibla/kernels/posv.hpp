@@ -23,13 +23,6 @@
 namespace ibla {
 namespace impl {
 
-/// Lanes whose factorization succeeded (info 0) take the solution.
-template <class BI>
-struct InfoIsZero {
-  BI info;
-  KOKKOS_FORCEINLINE_FUNCTION bool operator()(int l) const { return info(0, l) == 0; }
-};
-
 /// The two triangular solves of dpotrs: L L^T X = B (Lower) or U^T U X = B
 /// (Upper), storing only in lanes where keep(l).
 template <class Member, class BA, class BB, class Keep>
@@ -65,23 +58,6 @@ KOKKOS_INLINE_FUNCTION void posv(const Member& member, Uplo uplo, const BA& A, c
 }
 
 }  // namespace team
-
-namespace detail {
-
-/// B: rank-3 (batch, n, nrhs) or rank-2 (batch, n) right-hand sides for the
-/// n x n matrices of A.
-template <class AV, class BV>
-void require_rhs(const char* routine, const AV& A, const BV& B) {
-  static_assert(BV::rank == 2 || BV::rank == 3,
-                "ibla: B is a rank-3 View (batch, n, nrhs) or rank-2 (batch, n)");
-  require_extent(routine, "B", 0, index_t(B.extent(0)), index_t(A.extent(0)),
-                 "the batch count of A");
-  require_extent(routine, "B", 1, index_t(B.extent(1)), index_t(A.extent(1)),
-                 "the order n of A");
-  require_allocated(routine, "B", B);
-}
-
-}  // namespace detail
 
 namespace impl {
 template <class AV, class BV>

@@ -193,28 +193,6 @@ KOKKOS_INLINE_FUNCTION void potrf(const Member& member, Uplo uplo, const BA& A, 
 
 }  // namespace team
 
-namespace detail {
-
-/// A: a rank-3 View (batch, n, n) of square matrices.
-template <class AV>
-void require_square(const char* routine, const char* name, const AV& A) {
-  static_assert(AV::rank == 3, "ibla: the matrix operand is a rank-3 View (batch, n, n)");
-  require(A.extent(1) == A.extent(2), routine, name, "is not square: extent(1) = ", A.extent(1),
-          ", extent(2) = ", A.extent(2));
-}
-
-/// info: a rank-1 int View with one entry per problem.
-template <class IV>
-void require_info_view(const char* routine, const IV& info, index_t batch) {
-  static_assert(IV::rank == 1, "ibla: info is a rank-1 View (batch)");
-  static_assert(std::is_same<typename IV::non_const_value_type, int>::value,
-                "ibla: info holds int");
-  require_extent(routine, "info", 0, index_t(info.extent(0)), batch, "the batch count of A");
-  require_allocated(routine, "info", info);
-}
-
-}  // namespace detail
-
 namespace impl {
 template <class AV, class IV>
 struct PotrfBlocks {

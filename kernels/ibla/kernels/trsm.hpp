@@ -42,6 +42,14 @@ struct AllLanes {
   KOKKOS_FORCEINLINE_FUNCTION constexpr bool operator()(int) const { return true; }
 };
 
+/// Lanes whose factorization succeeded (info 0) take the solution.
+template <class BI>
+struct InfoIsZero {
+  BI info;
+  KOKKOS_FORCEINLINE_FUNCTION bool operator()(int l) const { return info(0, l) == 0; }
+};
+
+
 /// Lane l of: solves rows [i0, i0 + MR) of columns [j0, j0 + NR) of T X = alpha B, T
 /// lower (Lower) or upper triangular, X over B. Rows solved before (above
 /// for Lower, below for Upper) are read back from B. Lanes where
