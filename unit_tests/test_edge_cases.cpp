@@ -64,8 +64,10 @@ HostBatch<T> finite_part(HostBatch<T> h) {
 template <class View>
 bool bitwise_equal(const View& v, const HostBatch<typename View::non_const_value_type>& h) {
   const auto got = read_view(v);
+  // (memcmp's pointers must not be null, even for zero bytes: empty batches.)
   return got.data.size() == h.data.size() &&
-         std::memcmp(got.data.data(), h.data.data(), h.data.size() * sizeof(h.data[0])) == 0;
+         (h.data.empty() ||
+          std::memcmp(got.data.data(), h.data.data(), h.data.size() * sizeof(h.data[0])) == 0);
 }
 
 }  // namespace

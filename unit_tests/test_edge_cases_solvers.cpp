@@ -225,7 +225,9 @@ TYPED_TEST(EdgeSolvers, PosvLeavesFailedProblemsUntouched) {
         const int rinfo = ref_potrf('L', n, a.data(), n);
         ASSERT_EQ(ginf[size_t(b)], rinfo) << "problem " << b;
         if (rinfo > 0) {
-          ASSERT_EQ(std::memcmp(got.matrix(b), hB.matrix(b), sizeof(T) * size_t(n * nrhs)), 0)
+          // (no memcmp of zero bytes: the pointers may be null when nrhs = 0)
+          ASSERT_TRUE(nrhs == 0 ||
+                      std::memcmp(got.matrix(b), hB.matrix(b), sizeof(T) * size_t(n * nrhs)) == 0)
               << "B of failed problem " << b << " was written";
           continue;
         }
