@@ -19,6 +19,7 @@
 //    is fused into the FMA), so they are only compared with themselves.
 // Comparisons are memcmp of the results: no tolerance.
 #include "support/reference.hpp"
+#include "support/configs.hpp"
 
 #include <ibla/ibla.hpp>
 
@@ -164,23 +165,12 @@ void check_gemm_determinism(Op ta, Op tb, int m, int n, int k) {
     ASSERT_TRUE(bitwise_same(one, whole)) << "one OpenMP thread";
 }
 
-template <class T, class Layout>
-struct Config {
-  using value_type  = T;
-  using layout_type = Layout;
-};
-
 }  // namespace
 
 template <class C>
 class Determinism : public ::testing::Test {};
 
-using Configs = ::testing::Types<
-    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
-    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutBlockInterleaved<4>>,
-    Config<double, ibla::LayoutInterleaved>, Config<float, Kokkos::LayoutLeft>,
-    Config<double, Kokkos::LayoutRight>, Config<float, LayoutStrideColMajor>>;
-TYPED_TEST_SUITE(Determinism, Configs);
+TYPED_TEST_SUITE(Determinism, SweepConfigs);
 
 // Full blocks (lanes_c<L>) and the partial last block (lanes_upto<L>) must
 // run the same arithmetic: every tile shape, in every layout.

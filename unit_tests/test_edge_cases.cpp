@@ -11,6 +11,7 @@
 // ibla must match the reference exactly. Finite elements are compared with
 // the gemm_close bound of reference.hpp.
 #include "support/reference.hpp"
+#include "support/configs.hpp"
 
 #include <ibla/ibla.hpp>
 
@@ -75,11 +76,6 @@ bool bitwise_equal(const View& v, const HostBatch<typename View::non_const_value
 template <class C>
 class EdgeGemm : public ::testing::Test {};
 
-template <class T, class Layout>
-struct Config {
-  using value_type  = T;
-  using layout_type = Layout;
-};
 using Configs = ::testing::Types<Config<double, ibla::LayoutBlockInterleaved<8>>,
                                  Config<float, ibla::LayoutBlockInterleaved<16>>,
                                  Config<double, ibla::LayoutInterleaved>,

@@ -15,6 +15,7 @@
 // 16 (n + 1) eps max|L| of the reference (componentwise backward error
 // (n + 1) eps |L||L^T|, times the condition number, generously).
 #include "support/reference.hpp"
+#include "support/configs.hpp"
 
 #include <ibla/ibla.hpp>
 
@@ -86,12 +87,6 @@ void fill_info(const View& info, int value) {
   for (size_t b = 0; b < info.extent(0); ++b) h(b) = value;
   Kokkos::deep_copy(info, h);
 }
-
-template <class T, class Layout>
-struct Config {
-  using value_type  = T;
-  using layout_type = Layout;
-};
 
 /// Kinds of problem planted in a POTRF batch.
 enum Kind { Spd, NegFirst, NegLast, NanLastDiag, NanFirstDiag, InfOffDiagLast, ZeroFirst, Kinds };

@@ -4,6 +4,7 @@
 // alpha = 0 with NaN A and B, every layout, float and double, the team-level
 // call inside a user kernel, and mixed layouts in one call.
 #include "support/reference.hpp"
+#include "support/configs.hpp"
 
 #include <ibla/ibla.hpp>
 
@@ -14,29 +15,10 @@
 using namespace ibla_test;
 using ibla::Op;
 
-template <class T, class Layout>
-struct Config {
-  using value_type  = T;
-  using layout_type = Layout;
-};
-
 template <class C>
 class Gemm : public ::testing::Test {};
 
-using Configs = ::testing::Types<
-    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
-    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutBlockInterleaved<8>>,
-    Config<double, ibla::LayoutInterleaved>, Config<float, ibla::LayoutInterleaved>,
-    Config<double, Kokkos::LayoutLeft>, Config<float, Kokkos::LayoutLeft>,
-    Config<double, Kokkos::LayoutRight>, Config<float, Kokkos::LayoutRight>,
-    Config<double, LayoutStrideColMajor>, Config<float, LayoutStrideColMajor>>;
-TYPED_TEST_SUITE(Gemm, Configs);
-
-template <class Layout>
-int lanes_of() {
-  if constexpr (ibla::is_block_interleaved_layout<Layout>::value) return int(Layout::lanes_per_block);
-  else return 8;
-}
+TYPED_TEST_SUITE(Gemm, SweepConfigs);
 
 constexpr Op kOps[] = {Op::N, Op::T};
 
@@ -82,7 +64,7 @@ TYPED_TEST(Gemm, SquareSizesAllOpsAndBatchCounts) {
   for (int n = 1; n <= 32; ++n)
     for (Op ta : kOps)
       for (Op tb : kOps)
-        for (index_t batch : batch_counts(lanes_of<Layout>())) {
+        for (index_t batch : batch_counts(lanes_of<T, Layout>())) {
           const auto [alpha, beta] = ab[size_t(c++) % ab.size()];
           run_case<T, Layout>(ta, tb, batch, n, n, n, alpha, beta, std::uint64_t(1000 + c));
           if (::testing::Test::HasFatalFailure()) return;
@@ -100,7 +82,7 @@ TYPED_TEST(Gemm, RectangularShapesAllAlphaBeta) {
     for (Op ta : kOps)
       for (Op tb : kOps)
         for (auto [alpha, beta] : alpha_betas<T>()) {
-          const index_t batch = (c++ % 2) ? lanes_of<Layout>() + 1 : 37;
+          const index_t batch = (c++ % 2) ? lanes_of<T, Layout>() + 1 : 37;
           run_case<T, Layout>(ta, tb, batch, m, n, k, alpha, beta, std::uint64_t(7000 + c));
           if (::testing::Test::HasFatalFailure()) return;
         }

@@ -18,6 +18,7 @@
 //    to ||x||_inf; kappa = max(kappa_inf, kappa_1) (Op::T solves with A^T)
 //    from LAPACK's inverse (dgetri). Checked where kappa eta < 1/2.
 #include "support/lu.hpp"
+#include "support/configs.hpp"
 #include "support/reference.hpp"
 
 #include <ibla/ibla.hpp>
@@ -30,30 +31,10 @@
 using namespace ibla_test;
 using ibla::Op;
 
-template <class T, class Layout>
-struct Config {
-  using value_type  = T;
-  using layout_type = Layout;
-};
-
 template <class C>
 class Gesv : public ::testing::Test {};
 
-// Every layout at least once and both precisions on most; fewer pairs than
-// test_getrf.cpp (which covers all twelve) to keep the compile time of this
-// file reasonable: each pair instantiates getrf, two trsm and laswp twice.
-using Configs = ::testing::Types<
-    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<8>>,
-    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutInterleaved>,
-    Config<double, Kokkos::LayoutLeft>, Config<float, Kokkos::LayoutRight>,
-    Config<double, LayoutStrideColMajor>, Config<float, LayoutStrideColMajor>>;
-TYPED_TEST_SUITE(Gesv, Configs);
-
-template <class Layout>
-int lanes_of() {
-  if constexpr (ibla::is_block_interleaved_layout<Layout>::value) return int(Layout::lanes_per_block);
-  else return 8;
-}
+TYPED_TEST_SUITE(Gesv, SweepConfigs);
 
 template <class Layout>
 using info_view_t =
@@ -204,7 +185,7 @@ TYPED_TEST(Gesv, SquareSizesNrhsAndBatchCounts) {
   // nrhs take the batch counts in turn: the host-side checks are O(n^3) per
   // problem and this executable must stay within its time budget.
   auto big_batch_size = [](int n) { return n == 2 || n == 9 || n == 32; };
-  const auto counts   = batch_counts(lanes_of<Layout>());
+  const auto counts   = batch_counts(lanes_of<T, Layout>());
   int c = 0, turn = 0;
   for (int n = 1; n <= 32; ++n)
     for (int nrhs : {1, 2, n, 33}) {
@@ -233,7 +214,7 @@ TYPED_TEST(Gesv, Rank2RightHandSide) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   for (int n : {1, 2, 3, 8, 13, 32})
-    for (index_t batch : batch_counts(lanes_of<Layout>())) {
+    for (index_t batch : batch_counts(lanes_of<T, Layout>())) {
       if (batch == 1001) continue;
       const auto hB = random_batch<T>(batch, n, 1, std::uint64_t(n + 5));
       EXPECT_EQ((run_gesv<T, Layout, true>(forced_swap_batch<T>(batch, n, n, std::uint64_t(n)), hB,
@@ -262,7 +243,7 @@ TYPED_TEST(Gesv, SingularProblemsKeepTheirRightHandSide) {
   using Layout = typename TypeParam::layout_type;
   for (int n : {1, 2, 5, 16, 32})
     for (int nrhs : {1, 3}) {
-      const index_t batch = 3 * lanes_of<Layout>() + 4;
+      const index_t batch = 3 * lanes_of<T, Layout>() + 4;
       const auto hA       = singular_mix<T>(batch, n, std::uint64_t(n * 7 + nrhs));
       const auto hB       = random_batch<T>(batch, n, nrhs, std::uint64_t(n));
       run_gesv<T, Layout>(hA, hB, "singular mix");
@@ -316,7 +297,7 @@ TYPED_TEST(Gesv, GetrsBothOpsOnLapackFactors) {
   for (int n : {1, 2, 3, 4, 7, 8, 16, 17, 31, 32})
     for (int nrhs : {1, 2, n, 33})
       for (Op trans : {Op::N, Op::T}) {
-        const index_t batch = (c % 3 == 0) ? 1 : lanes_of<Layout>() + (c % 3 == 1 ? 1 : -1);
+        const index_t batch = (c % 3 == 0) ? 1 : lanes_of<T, Layout>() + (c % 3 == 1 ? 1 : -1);
         const auto seed     = std::uint64_t(900 + c++);
         // Random A: LAPACK's pivots, near ties or not, are simply inputs here.
         run_getrs<T, Layout>(trans, random_batch<T>(std::max<index_t>(batch, 1), n, n, seed),

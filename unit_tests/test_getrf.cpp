@@ -8,6 +8,7 @@
 // LAPACKE's; A is compared element-wise and checked for backward stability
 // (tolerances documented in support/lu.hpp).
 #include "support/lu.hpp"
+#include "support/configs.hpp"
 
 #include <ibla/ibla.hpp>
 
@@ -17,29 +18,10 @@
 
 using namespace ibla_test;
 
-template <class T, class Layout>
-struct Config {
-  using value_type  = T;
-  using layout_type = Layout;
-};
-
 template <class C>
 class Getrf : public ::testing::Test {};
 
-using Configs = ::testing::Types<
-    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
-    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutBlockInterleaved<8>>,
-    Config<double, ibla::LayoutInterleaved>, Config<float, ibla::LayoutInterleaved>,
-    Config<double, Kokkos::LayoutLeft>, Config<float, Kokkos::LayoutLeft>,
-    Config<double, Kokkos::LayoutRight>, Config<float, Kokkos::LayoutRight>,
-    Config<double, LayoutStrideColMajor>, Config<float, LayoutStrideColMajor>>;
-TYPED_TEST_SUITE(Getrf, Configs);
-
-template <class Layout>
-int lanes_of() {
-  if constexpr (ibla::is_block_interleaved_layout<Layout>::value) return int(Layout::lanes_per_block);
-  else return 8;
-}
+TYPED_TEST_SUITE(Getrf, SweepConfigs);
 
 /// info in the layout of A where that is a batch layout of its own (block-
 /// interleaved), a plain View<int*> otherwise.
@@ -78,7 +60,7 @@ TYPED_TEST(Getrf, SquareSizesAndBatchCounts) {
   // O(n^3) per problem and the executable must stay within its time budget.
   auto big_batch_size = [](int n) { return n == 1 || n == 3 || n == 8 || n == 32; };
   for (int n = 1; n <= 32; ++n)
-    for (index_t batch : batch_counts(lanes_of<Layout>())) {
+    for (index_t batch : batch_counts(lanes_of<T, Layout>())) {
       if (batch == 1001 && !big_batch_size(n)) continue;
       const auto seed = std::uint64_t(100 + c++);
       random_exact += run_getrf<T, Layout>(random_batch<T>(batch, n, n, seed), "random");
@@ -103,7 +85,7 @@ TYPED_TEST(Getrf, RectangularShapes) {
                                         {2, 9},  {9, 2},  {1, 1},  {32, 5}, {5, 32},  {16, 24}};
   int c = 0;
   for (auto [m, n] : shapes) {
-    const index_t batch = (c % 2) ? lanes_of<Layout>() + 1 : 37;
+    const index_t batch = (c % 2) ? lanes_of<T, Layout>() + 1 : 37;
     const auto seed     = std::uint64_t(500 + c++);
     run_getrf<T, Layout>(random_batch<T>(batch, m, n, seed), "random");
     const index_t exact =
@@ -117,7 +99,7 @@ TYPED_TEST(Getrf, DiagonallyDominantNeverSwaps) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   for (int n : {1, 2, 5, 8, 13, 32}) {
-    const index_t batch = 3 * lanes_of<Layout>() + 2;
+    const index_t batch = 3 * lanes_of<T, Layout>() + 2;
     const auto hA       = diagonally_dominant_batch<T>(batch, n, std::uint64_t(n));
     EXPECT_EQ((run_getrf<T, Layout>(hA, "diagonally dominant")), batch);
     const auto ref = ref_getrf_batch(hA);
@@ -138,7 +120,7 @@ TYPED_TEST(Getrf, IllConditioned) {
   const double smallest = std::is_same<T, double>::value ? 1e-12 : 1e-5;
   index_t dependent_exact = 0, dependent_total = 0;
   for (int n : {2, 4, 7, 16, 25, 32}) {
-    const index_t batch = 2 * lanes_of<Layout>() + 3;
+    const index_t batch = 2 * lanes_of<T, Layout>() + 3;
     auto hA = forced_swap_batch<T>(batch, n, n, std::uint64_t(40 + n));
     for (index_t b = 0; b < batch; ++b)
       for (int j = 0; j < n; ++j)
@@ -196,7 +178,7 @@ TYPED_TEST(Getrf, SingularProblemsInABatch) {
   const std::pair<int, int> shapes[] = {{1, 1}, {2, 2}, {3, 3}, {6, 6}, {11, 11}, {32, 32},
                                         {7, 4}, {4, 7}};
   for (auto [m, n] : shapes) {
-    const index_t batch = 4 * lanes_of<Layout>() + 3;
+    const index_t batch = 4 * lanes_of<T, Layout>() + 3;
     const auto hA       = singular_mix<T>(batch, m, n, std::uint64_t(m * 100 + n));
     run_getrf<T, Layout>(hA, "singular mix");
     const auto ref   = ref_getrf_batch(hA);
@@ -221,7 +203,7 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   // idamax (NaN > x is false) unless it comes first; ipiv, info and the NaN
   // pattern must match LAPACK's.
   const int n = 6;
-  const index_t batch = lanes_of<Layout>() + 3;
+  const index_t batch = lanes_of<T, Layout>() + 3;
   auto hA = forced_swap_batch<T>(batch, n, n, 77);
   const T nan = std::numeric_limits<T>::quiet_NaN();
   for (index_t b = 0; b < batch; ++b) hA(b, int(b % n), int(b % 3)) = nan;

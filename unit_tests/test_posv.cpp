@@ -98,7 +98,7 @@ void run_posv(Uplo u, const HostBatch<T>& hA, const HostBatch<T>& hB, double x_s
 
 template <class C>
 class Posv : public ::testing::Test {};
-TYPED_TEST_SUITE(Posv, CholConfigs);
+TYPED_TEST_SUITE(Posv, SweepConfigs);
 
 TYPED_TEST(Posv, AllSizesBothTriangles) {
   using T      = typename TypeParam::value_type;
@@ -108,7 +108,7 @@ TYPED_TEST(Posv, AllSizesBothTriangles) {
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
       const int rhs[]     = {1, 2, n, 33};
       const int nrhs      = rhs[(c + c / 8) % 4];
-      const index_t batch = cycled_batch(test_lanes<Layout>(), c, 10);
+      const index_t batch = cycled_batch(lanes_of<T, Layout>(), c, 10);
       ++c;
       run_posv<T, Layout>(u, spd_batch<T>(batch, n, u, std::uint64_t(20 * n + c)),
                           random_batch<T>(batch, n, nrhs, std::uint64_t(7 * n + c)),
@@ -124,7 +124,7 @@ TYPED_TEST(Posv, IllConditioned) {
   int c = 0;
   for (int n : {2, 5, 12, 24, 32})
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
-      const index_t batch = test_lanes<Layout>() + 1;
+      const index_t batch = lanes_of<T, Layout>() + 1;
       const int nrhs      = c % 2 ? 2 : n;
       ++c;
       run_posv<T, Layout>(u, ill_spd_batch<T>(batch, n, u, cond, std::uint64_t(600 + c)),
@@ -142,7 +142,7 @@ TYPED_TEST(Posv, NotPositiveDefiniteLeavesBUntouched) {
   int c = 0;
   for (int n : {1, 3, 8, 13, 32})
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
-      const index_t batch = c % 4 == 0 ? 1001 : test_lanes<Layout>() + 2;
+      const index_t batch = c % 4 == 0 ? 1001 : lanes_of<T, Layout>() + 2;
       const int nrhs      = c % 3 == 0 ? 33 : (c % 3 == 1 ? 1 : n);
       ++c;
       auto hA = spd_batch<T>(batch, n, u, std::uint64_t(70 + c));
@@ -167,7 +167,7 @@ TYPED_TEST(Posv, PotrsOnLapackFactors) {
     const Uplo u        = c % 2 ? Uplo::Upper : Uplo::Lower;
     const int rhs[]     = {1, 2, n, 33};
     const int nrhs      = rhs[(c + c / 4) % 4];
-    const index_t batch = cycled_batch(test_lanes<Layout>(), c, 8);
+    const index_t batch = cycled_batch(lanes_of<T, Layout>(), c, 8);
     SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " uplo " << ibla::to_string(u)
                                       << " batch " << batch << " n " << n << " nrhs " << nrhs);
     auto hA = spd_batch<T>(batch, n, u, std::uint64_t(40 + n));

@@ -111,7 +111,7 @@ void run_potrf(Uplo u, const HostBatch<T>& hA, double scale) {
 
 template <class C>
 class Potrf : public ::testing::Test {};
-TYPED_TEST_SUITE(Potrf, CholConfigs);
+TYPED_TEST_SUITE(Potrf, SweepConfigs);
 
 TYPED_TEST(Potrf, AllSizesBothTriangles) {
   using T      = typename TypeParam::value_type;
@@ -119,7 +119,7 @@ TYPED_TEST(Potrf, AllSizesBothTriangles) {
   int c = 0;
   for (int n = 1; n <= 32; ++n)
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
-      const index_t batch = cycled_batch(test_lanes<Layout>(), c++, 8);
+      const index_t batch = cycled_batch(lanes_of<T, Layout>(), c++, 8);
       run_potrf<T, Layout>(u, spd_batch<T>(batch, n, u, std::uint64_t(10 * n + c)),
                            16.0 * (n + 1) * double(eps<T>()));
       if (::testing::Test::HasFatalFailure()) return;
@@ -133,7 +133,7 @@ TYPED_TEST(Potrf, IllConditioned) {
   int c = 0;
   for (int n : {2, 3, 7, 16, 25, 32})
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
-      const index_t batch = cycled_batch(test_lanes<Layout>(), c++, 100);
+      const index_t batch = cycled_batch(lanes_of<T, Layout>(), c++, 100);
       run_potrf<T, Layout>(u, ill_spd_batch<T>(batch, n, u, cond, std::uint64_t(500 + c)),
                            2.0 * cond * (n + 1) * double(eps<T>()));
       if (::testing::Test::HasFatalFailure()) return;
@@ -148,7 +148,7 @@ TYPED_TEST(Potrf, NotPositiveDefiniteStopsPerProblem) {
   int c = 0;
   for (int n : {1, 2, 4, 5, 9, 17, 32})
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
-      const index_t batch = c++ % 3 == 0 ? 1001 : test_lanes<Layout>() + 1;
+      const index_t batch = c++ % 3 == 0 ? 1001 : lanes_of<T, Layout>() + 1;
       SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " uplo " << ibla::to_string(u)
                                         << " batch " << batch << " n " << n);
       auto hA = spd_batch<T>(batch, n, u, std::uint64_t(300 + n));

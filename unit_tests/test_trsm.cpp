@@ -115,7 +115,7 @@ void run_trsm(const Variant& v, index_t batch, int m, int n, T alpha, std::uint6
 
 template <class C>
 class Trsm : public ::testing::Test {};
-TYPED_TEST_SUITE(Trsm, CholConfigs);
+TYPED_TEST_SUITE(Trsm, SweepConfigs);
 
 // Every size, every variant; nrhs and batch count cycle with the case so
 // that every variant meets every nrhs and every batch count.
@@ -129,7 +129,7 @@ TYPED_TEST(Trsm, AllSizesAllVariants) {
       const Variant v  = variant(vi);
       const int rhs[]  = {1, 2, size, 33};
       const int nrhs   = rhs[(size + vi) % 4];
-      const index_t bc = cycled_batch(test_lanes<Layout>(), c, 16);
+      const index_t bc = cycled_batch(lanes_of<T, Layout>(), c, 16);
       // Left: A is size x size, B size x nrhs. Right: B is nrhs x size.
       const int m = v.side == Side::Left ? size : nrhs, n = v.side == Side::Left ? nrhs : size;
       run_trsm<T, Layout>(v, bc, m, n, alphas[c % 3], std::uint64_t(100 + c));
@@ -148,7 +148,7 @@ TYPED_TEST(Trsm, IllConditionedResidual) {
     for (int vi = 0; vi < 16; ++vi, ++c) {
       const int nrhs = c % 2 ? 3 : size;
       const Variant v = variant(vi);
-      run_trsm<T, Layout>(v, test_lanes<Layout>() + 1, v.side == Side::Left ? size : nrhs,
+      run_trsm<T, Layout>(v, lanes_of<T, Layout>() + 1, v.side == Side::Left ? size : nrhs,
                           v.side == Side::Left ? nrhs : size, T(1), std::uint64_t(900 + c), true);
       if (::testing::Test::HasFatalFailure()) return;
     }
@@ -158,7 +158,7 @@ TYPED_TEST(Trsm, IllConditionedResidual) {
 TYPED_TEST(Trsm, AlphaZeroReadsNeitherAnorB) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
-  const index_t batch = test_lanes<Layout>() + 3;
+  const index_t batch = lanes_of<T, Layout>() + 3;
   for (int vi = 0; vi < 16; ++vi) {
     const Variant v = variant(vi);
     const int m = 7, n = 3, k = v.side == Side::Left ? m : n;

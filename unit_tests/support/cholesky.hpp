@@ -5,6 +5,7 @@
 // element-wise checks with their documented bounds.
 #pragma once
 
+#include "support/configs.hpp"
 #include "support/reference.hpp"
 
 #include <cblas.h>
@@ -19,31 +20,6 @@
 #include <vector>
 
 namespace ibla_test {
-
-// ---------------------------------------------------------------------------
-// Typed-test configurations: every layout, both precisions, a power-of-two
-// and a non-power-of-two L.
-template <class T, class Layout>
-struct CholConfig {
-  using value_type  = T;
-  using layout_type = Layout;
-};
-using CholConfigs = ::testing::Types<
-    CholConfig<double, ibla::LayoutBlockInterleaved<8>>, CholConfig<float, ibla::LayoutBlockInterleaved<8>>,
-    CholConfig<double, ibla::LayoutBlockInterleaved<5>>, CholConfig<float, ibla::LayoutBlockInterleaved<16>>,
-    CholConfig<double, ibla::LayoutInterleaved>, CholConfig<float, ibla::LayoutInterleaved>,
-    CholConfig<double, Kokkos::LayoutLeft>, CholConfig<float, Kokkos::LayoutLeft>,
-    CholConfig<double, Kokkos::LayoutRight>, CholConfig<float, Kokkos::LayoutRight>,
-    CholConfig<double, LayoutStrideColMajor>, CholConfig<float, LayoutStrideColMajor>>;
-
-/// The block size the batch-level call uses for this layout (8 lanes of
-/// double/float when no operand is block-interleaved is close enough for
-/// choosing batch counts around block boundaries).
-template <class Layout>
-int test_lanes() {
-  if constexpr (ibla::is_block_interleaved_layout<Layout>::value) return int(Layout::lanes_per_block);
-  else return 8;
-}
 
 /// Cycles through the batch counts {1, L-1, L, L+1, 1001}; 1001 only every
 /// `big_every`-th case so that the suites stay within their time budget.

@@ -1,0 +1,47 @@
+// Typed-test configurations shared by the test files: a (value type, layout)
+// pair per configuration, the list the size sweeps run over, and the block
+// size a batch-level call uses for a configuration.
+#pragma once
+
+#include "support/batch.hpp"
+
+#include <ibla/ibla.hpp>
+
+#include <gtest/gtest.h>
+
+namespace ibla_test {
+
+template <class T, class Layout>
+struct Config {
+  using value_type  = T;
+  using layout_type = Layout;
+};
+
+// The configurations of the size sweeps (every operation, every n, every op
+// or uplo combination). Every layout appears, each precision on the native
+// layout with a full-width block (8 doubles, 16 floats = one 64-byte vector),
+// a block narrower than the vector (float, L = 8) and an odd L (5) whose
+// blocks straddle vectors. The layout only changes how a block's strides are
+// found (lane_block) and the value type only the arithmetic, so the other
+// layouts run in one precision each instead of both: each configuration
+// costs a full instantiation of the kernels, and the compile time of the
+// test suite is what keeps CI short.
+using SweepConfigs = ::testing::Types<
+    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
+    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutBlockInterleaved<8>>,
+    Config<float, ibla::LayoutInterleaved>, Config<double, Kokkos::LayoutLeft>,
+    Config<float, Kokkos::LayoutRight>, Config<double, LayoutStrideColMajor>>;
+
+/// Matrices per block of a batch-level call on Views of this layout: L of a
+/// block-interleaved layout, else the library's default for T (batch counts
+/// around it put matrices in a full block and in the partial last one).
+template <class T, class Layout>
+constexpr int lanes_of() {
+  if constexpr (ibla::is_block_interleaved_layout<Layout>::value) {
+    return int(Layout::lanes_per_block);
+  } else {
+    return ibla::default_block_lanes<T, Kokkos::DefaultExecutionSpace>;
+  }
+}
+
+}  // namespace ibla_test
