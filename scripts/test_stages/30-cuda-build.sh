@@ -5,19 +5,16 @@
 # GPU. The tests are listed at ctest time (DISCOVERY_MODE PRE_TEST), so on a
 # machine with a GPU `ctest` in the build tree runs them.
 # What is built (measured on the 2-core CI machine: Kokkos for CUDA ~95 s CPU
-# once, cached; nvcc on test_gemm.cpp ~105 s CPU; the device pass (cicc) of
-# the one-file check of every kernel over 6 min CPU, so every test file for
-# CUDA does not fit the CI budget by default):
-#  - default: the unit tests named in IBLA_CUDA_TESTS (default test_gemm
-#    test_layouts; not test_mdspan_mapping, which has no device code on a
-#    ViewOffset-based Kokkos such as 3.4: GoogleTest, the test support, GEMM,
-#    conversions and the layouts on the device), plus, with
-#    IBLA_CUDA_DEVICE_CHECK=1 (default 0),
-#    ibla_device_check (unit_tests/device/instantiate_all.cpp: every operation
-#    x float/double x every layout, i.e. every kernel's device path, in one
-#    file);
+# once, cached; nvcc on test_gemm.cpp ~105 s CPU):
+#  - default: ibla_device_check (unit_tests/device/: every batch-level
+#    operation x float/double on LayoutBlockInterleaved<32> and LayoutStride,
+#    i.e. both forms of every kernel's device path) and the unit tests named
+#    in IBLA_CUDA_TESTS (default test_gemm test_layouts; not
+#    test_mdspan_mapping, which has no device code on a ViewOffset-based
+#    Kokkos such as 3.4): GoogleTest, the test support, GEMM, conversions and
+#    the layouts on the device;
 #  - IBLA_CUDA_ALL_TESTS=1: every target of the build (all unit tests and
-#    ibla_device_check).
+#    ibla_device_check), too slow for CI on two cores.
 # Each executable built must carry CUDA device code (.nv_fatbin).
 # Skipped with a message when nvcc is absent or IBLA_SKIP_CUDA=1.
 # Environment: CUDA_ROOT (default /usr/local/cuda), IBLA_CUDA_BUILD_DIR
@@ -49,8 +46,7 @@ if [ "${IBLA_CUDA_ALL_TESTS:-0}" = 1 ]; then
   cmake --build "$build" -j "$jobs"
   targets=$(find "$build/unit_tests" -maxdepth 1 -type f -perm -u+x \( -name 'test_*' -o -name 'ibla_device_check' \) -printf '%f\n' | sort)
 else
-  targets="${IBLA_CUDA_TESTS-test_gemm test_layouts}"
-  if [ "${IBLA_CUDA_DEVICE_CHECK:-0}" = 1 ]; then targets="ibla_device_check $targets"; fi
+  targets="ibla_device_check ${IBLA_CUDA_TESTS-test_gemm test_layouts}"
   # shellcheck disable=SC2086
   cmake --build "$build" -j "$jobs" --target $targets
 fi
