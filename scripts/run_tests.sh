@@ -7,13 +7,20 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${IBLA_BUILD_DIR:-$here/build}
 jobs=$(nproc)
+start=$(date +%s)
+# Elapsed time of each step, so that CI logs show where its time goes.
+step() { echo "=== $1 ($(( $(date +%s) - start )) s since start)"; }
 
+step "dependencies and configure"
 "$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON
+step "build"
 cmake --build "$build" -j "$jobs"
+step "unit tests (ctest)"
 (cd "$build" && OMP_PROC_BIND=false OMP_WAIT_POLICY=passive ctest --output-on-failure -j "$jobs")
 
 for stage in "$here"/scripts/test_stages/*.sh; do
   [ -e "$stage" ] || continue
-  echo "=== test stage $(basename "$stage")"
+  step "test stage $(basename "$stage")"
   bash "$stage"
 done
+step "all tests passed"
