@@ -55,6 +55,14 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
   constexpr int L = max_lanes<typename BC::lane_count>::value;
 #if !IBLA_IMPL_DEVICE_PASS
   if constexpr (L > 0) {
+    // Pointers walk the k loop: one add per operand and step, and the
+    // offsets inside a step are loop-invariant (r * ars, c * bcs), instead of
+    // (i0 + r) * rs + p * cs recomputed from runtime strides for every access.
+    const index_t als = index_t(value_of(A.ls)), bls = index_t(value_of(B.ls));
+    const index_t ars = A.rs, bcs = B.cs;
+    const index_t astep = A.cs, bstep = B.rs;
+    const T* a = A.ptr(i0, 0);
+    const T* b = B.ptr(0, j0);
     // The r and c loops must be unrolled before vectorisation so that every
     // acc[r][c] is a fixed vector the compiler can keep in a register.
     T acc[MR][NR][L];
@@ -63,13 +71,17 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NR; ++c)
         for_each_lane(member, C.lanes, [&](const int l) { acc[r][c][l] = T(0); });
-    for (int p = 0; p < k; ++p)
+    for (int p = 0; p < k; ++p) {
       IBLA_IMPL_UNROLL
       for (int r = 0; r < MR; ++r)
         IBLA_IMPL_UNROLL
         for (int c = 0; c < NR; ++c)
-          for_each_lane(member, C.lanes,
-                        [&](const int l) { acc[r][c][l] += A(i0 + r, p, l) * B(p, j0 + c, l); });
+          for_each_lane(member, C.lanes, [&](const int l) {
+            acc[r][c][l] += a[r * ars + l * als] * b[c * bcs + l * bls];
+          });
+      a += astep;
+      b += bstep;
+    }
     IBLA_IMPL_UNROLL
     for (int r = 0; r < MR; ++r)
       IBLA_IMPL_UNROLL

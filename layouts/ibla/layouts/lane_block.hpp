@@ -38,6 +38,10 @@ struct LaneBlock {
   KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int j, int l) const {
     return data[i * rs + j * cs + l * index_t(value_of(ls))];
   }
+  /// Element (i, j) of lane 0: lane l of it is at ptr(i, j)[l * ls]. For
+  /// kernels that walk a block with pointers (one add per step instead of a
+  /// multiply of runtime strides per access).
+  KOKKOS_FORCEINLINE_FUNCTION T* ptr(int i, int j) const { return data + i * rs + j * cs; }
   /// Rank-1 use (vectors, pivots): element i of lane l.
   KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int l) const { return data[i * rs + l * index_t(value_of(ls))]; }
 };
