@@ -36,6 +36,49 @@ namespace impl {
 inline constexpr int gemm_tile_rows = 4;
 inline constexpr int gemm_tile_cols = 4;
 
+// Software prefetch of the block a host thread computes next. Within a
+// block the kernel reads A a tile row at a time across all k (NN, n = 32:
+// 256 bytes out of every 2 KB), which the hardware prefetcher does not
+// follow, so a batch out of cache ran at a third of the memory bandwidth.
+// The next block is contiguous in LayoutBlockInterleaved; its cache lines
+// are requested a slice per tile, spread over the current block's work.
+inline constexpr size_t prefetch_above_bytes = size_t(1) << 20;
+
+struct BlockPrefetch {
+  static constexpr int max_ranges = 3;
+  static constexpr int line       = 64;
+  const char* next[max_ranges] = {};  // next line to request
+  const char* end[max_ranges]  = {};
+  index_t chunk[max_ranges]    = {};  // bytes requested per step
+  int ranges                   = 0;
+
+  template <class Block>
+  KOKKOS_INLINE_FUNCTION void add(const Block& b) {
+    const index_t n = b.contiguous_size();
+    if (n == 0 || ranges == max_ranges) return;
+    next[ranges] = reinterpret_cast<const char*>(b.data);
+    end[ranges]  = next[ranges] + n * index_t(sizeof(*b.data));
+    ++ranges;
+  }
+  /// Spreads the lines over `steps` calls of step().
+  KOKKOS_INLINE_FUNCTION void plan(index_t steps) {
+    if (steps < 1) steps = 1;
+    for (int r = 0; r < ranges; ++r) {
+      const index_t lines = (index_t(end[r] - next[r]) + line - 1) / line;
+      chunk[r]            = (lines + steps - 1) / steps * line;
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void step() {
+#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
+    for (int r = 0; r < ranges; ++r) {
+      const char* stop = next[r] + chunk[r] < end[r] ? next[r] + chunk[r] : end[r];
+      for (const char* p = next[r]; p < stop; p += line) __builtin_prefetch(p, 0, 2);
+      next[r] = stop;
+    }
+#endif
+  }
+};
+
 // One MR x NR tile of C for every lane of the block. Two forms:
 //  - host, L bounded at compile time (lanes_c<L> for a full block,
 //    lanes_upto<L> for the last one: both run these same statements, so
@@ -135,13 +178,16 @@ KOKKOS_INLINE_FUNCTION void scale_block(const Member& member, const T beta, cons
 
 template <bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, const BA& A,
-                                       const BB& B, const T beta, const BC& C) {
+                                       const BB& B, const T beta, const BC& C,
+                                       BlockPrefetch& prefetch) {
   constexpr int MR = gemm_tile_rows, NR = gemm_tile_cols;
   const int m = C.rows, n = C.cols, k = A.cols;
+  prefetch.plan(index_t((m + MR - 1) / MR) * ((n + NR - 1) / NR));
   for (int j0 = 0; j0 < n; j0 += NR) {
     const int nr = n - j0 < NR ? n - j0 : NR;
     for (int i0 = 0; i0 < m; i0 += MR) {
       const int mr = m - i0 < MR ? m - i0 : MR;
+      prefetch.step();
       detail::static_switch<MR>(mr, [&](auto rows) {
         detail::static_switch<NR>(nr, [&](auto cols) {
           gemm_tile<decltype(rows)::value, decltype(cols)::value, ReadC>(member, i0, j0, k, alpha,
@@ -150,6 +196,25 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
       });
     }
   }
+}
+
+template <class Member, class Scalar, class BA, class BB, class BC>
+KOKKOS_INLINE_FUNCTION void gemm_block(const Member& member, Op transA, Op transB,
+                                       const Scalar alpha, const BA& A, const BB& B,
+                                       const Scalar beta, const BC& C, BlockPrefetch& prefetch) {
+  using T       = std::remove_const_t<typename BC::value_type>;
+  const auto opA = apply_op(transA, A);
+  const auto opB = apply_op(transB, B);
+  const T a = T(alpha), b = T(beta);
+  if (C.rows == 0 || C.cols == 0) return;
+  if (a == T(0) || opA.cols == 0) {
+    impl::scale_block(member, b, C);
+  } else if (b == T(0)) {
+    impl::gemm_tiles<false>(member, a, opA, opB, b, C, prefetch);
+  } else {
+    impl::gemm_tiles<true>(member, a, opA, opB, b, C, prefetch);
+  }
+  team_sync(member);
 }
 
 }  // namespace impl
@@ -162,19 +227,8 @@ namespace team {
 template <class Member, class Scalar, class BA, class BB, class BC>
 KOKKOS_INLINE_FUNCTION void gemm(const Member& member, Op transA, Op transB, const Scalar alpha,
                                  const BA& A, const BB& B, const Scalar beta, const BC& C) {
-  using T       = std::remove_const_t<typename BC::value_type>;
-  const auto opA = apply_op(transA, A);
-  const auto opB = apply_op(transB, B);
-  const T a = T(alpha), b = T(beta);
-  if (C.rows == 0 || C.cols == 0) return;
-  if (a == T(0) || opA.cols == 0) {
-    impl::scale_block(member, b, C);
-  } else if (b == T(0)) {
-    impl::gemm_tiles<false>(member, a, opA, opB, b, C);
-  } else {
-    impl::gemm_tiles<true>(member, a, opA, opB, b, C);
-  }
-  team_sync(member);
+  impl::BlockPrefetch none;
+  impl::gemm_block(member, transA, transB, alpha, A, B, beta, C, none);
 }
 
 }  // namespace team
@@ -189,8 +243,23 @@ struct GemmBlocks {
   CV C;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    team::gemm(member, transA, transB, alpha, lane_block(A, first, lanes),
-               lane_block(B, first, lanes), beta, lane_block(C, first, lanes));
+    BlockPrefetch prefetch;
+#if !IBLA_IMPL_DEVICE_PASS
+    // A host thread runs a contiguous range of blocks (Kokkos' static
+    // schedule), so the block after this one is most likely its next. Only
+    // for batches beyond the private caches: on data already in cache the
+    // prefetch instructions cost more than they save (n = 8, 64 matrices:
+    // 18 -> 13 GFLOP/s measured).
+    const index_t next = first + max_lanes<Lanes>::value;
+    const size_t bytes = (A.span() + B.span() + C.span()) * sizeof(T);
+    if (next < index_t(C.extent(0)) && bytes > prefetch_above_bytes) {
+      prefetch.add(lane_block(A, next, lanes));
+      prefetch.add(lane_block(B, next, lanes));
+      prefetch.add(lane_block(C, next, lanes));
+    }
+#endif
+    gemm_block(member, transA, transB, alpha, lane_block(A, first, lanes),
+               lane_block(B, first, lanes), beta, lane_block(C, first, lanes), prefetch);
   }
 };
 }  // namespace impl

@@ -42,6 +42,17 @@ struct LaneBlock {
   /// kernels that walk a block with pointers (one add per step instead of a
   /// multiply of runtime strides per access).
   KOKKOS_FORCEINLINE_FUNCTION T* ptr(int i, int j) const { return data + i * rs + j * cs; }
+  /// n when the block is exactly the elements [data, data + n) (lanes, rows
+  /// and columns follow each other without gaps, as in LayoutBlockInterleaved;
+  /// a partial last block counts its padding lanes), else 0. For kernels that
+  /// prefetch a whole block.
+  KOKKOS_FORCEINLINE_FUNCTION index_t contiguous_size() const {
+    constexpr int L = max_lanes<LaneCount>::value;
+    if constexpr (L > 0 && std::is_same<LaneStride, unit_stride>::value) {
+      if (rs == L && cs == index_t(rows) * L) return index_t(rows) * cols * L;
+    }
+    return 0;
+  }
   /// Rank-1 use (vectors, pivots): element i of lane l.
   KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int l) const { return data[i * rs + l * index_t(value_of(ls))]; }
 };
