@@ -22,6 +22,16 @@
 #define IBLA_IMPL_DEVICE_PASS 0
 #endif
 
+// Full unrolling of the small tile loops (see gemm_tile, trsm_tile, potrf_panel). nvcc defines
+// __GNUC__ but does not know "GCC unroll" (warning #1675-D).
+#if defined(__clang__) || defined(__CUDACC__)
+#define IBLA_IMPL_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define IBLA_IMPL_UNROLL _Pragma("GCC unroll 32")
+#else
+#define IBLA_IMPL_UNROLL
+#endif
+
 namespace ibla {
 
 /// A lane count known at compile time (full blocks) ...

@@ -18,16 +18,6 @@
 
 #include <type_traits>
 
-// Full unrolling of the small tile loops (see gemm_tile). nvcc defines
-// __GNUC__ but does not know "GCC unroll" (warning #1675-D).
-#if defined(__clang__) || defined(__CUDACC__)
-#define IBLA_IMPL_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define IBLA_IMPL_UNROLL _Pragma("GCC unroll 32")
-#else
-#define IBLA_IMPL_UNROLL
-#endif
-
 namespace ibla {
 namespace impl {
 

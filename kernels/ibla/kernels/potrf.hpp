@@ -56,15 +56,23 @@ KOKKOS_FORCEINLINE_FUNCTION T square_root(T x) {
 template <int MR, int NB, class T, class BA>
 KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile(int i0, int j0, int done, const T (&inv)[NB],
                                                   const BA& A, const int l) {
+  // Pointers walk the p loop (one add per operand and step, offsets r * rs
+  // loop-invariant) instead of (i) * rs + (p) * cs per access: with runtime
+  // strides the index arithmetic ran out of integer registers (as in GEMM).
+  const index_t rs = A.rs, cs = A.cs, lo = index_t(l) * index_t(value_of(A.ls));
   T acc[MR][NB];
   for (int r = 0; r < MR; ++r)
     for (int c = 0; c < NB; ++c) acc[r][c] = A(i0 + r, j0 + c, l);
+  const T* pa = A.ptr(i0, 0) + lo;
+  const T* pb = A.ptr(j0, 0) + lo;
   for (int p = 0; p < j0; ++p) {
     T a[MR], b[NB];
-    for (int r = 0; r < MR; ++r) a[r] = A(i0 + r, p, l);
-    for (int c = 0; c < NB; ++c) b[c] = A(j0 + c, p, l);
+    for (int r = 0; r < MR; ++r) a[r] = pa[r * rs];
+    for (int c = 0; c < NB; ++c) b[c] = pb[c * rs];
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < NB; ++c) acc[r][c] -= a[r] * b[c];
+    pa += cs;
+    pb += cs;
   }
   for (int c = 0; c < NB; ++c) {
     for (int r = 0; r < MR; ++r) acc[r][c] *= inv[c];
@@ -97,11 +105,14 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_lane(const int l, int j0, const BA&
     T acc[NB][NB];
     for (int c = 0; c < NB; ++c)
       for (int r = c; r < NB; ++r) acc[r][c] = A(j0 + r, j0 + c, l);
+    const index_t rs = A.rs, cs = A.cs;
+    const T* pa = A.ptr(j0, 0) + index_t(l) * index_t(value_of(A.ls));
     for (int p = 0; p < j0; ++p) {
       T a[NB];
-      for (int r = 0; r < NB; ++r) a[r] = A(j0 + r, p, l);
+      for (int r = 0; r < NB; ++r) a[r] = pa[r * rs];
       for (int c = 0; c < NB; ++c)
         for (int r = c; r < NB; ++r) acc[r][c] -= a[r] * a[c];
+      pa += cs;
     }
     int status  = info(0, l);  // 0, or the order of the minor that failed
     T fail_pivot = T(0);
@@ -156,11 +167,146 @@ struct PotrfPanelLane {
   }
 };
 
-/// The panel for every lane.
+#if !IBLA_IMPL_DEVICE_PASS
+/// Host form of potrf_below_tile (see potrf_panel): the lane loop is the
+/// innermost loop of every statement of the update.
+template <int MR, int NB, int L, class Member, class T, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int i0, int j0,
+                                                       const int (&done)[L],
+                                                       const T (&inv)[NB][L], const BA& A) {
+  const index_t rs = A.rs, cs = A.cs, ls = index_t(value_of(A.ls));
+  T acc[MR][NB][L];
+  IBLA_IMPL_UNROLL
+  for (int r = 0; r < MR; ++r)
+    IBLA_IMPL_UNROLL
+    for (int c = 0; c < NB; ++c)
+      for_each_lane(member, A.lanes, [&](const int l) { acc[r][c][l] = A(i0 + r, j0 + c, l); });
+  const T* pa = A.ptr(i0, 0);
+  const T* pb = A.ptr(j0, 0);
+  for (int p = 0; p < j0; ++p) {
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < MR; ++r)
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NB; ++c)
+        for_each_lane(member, A.lanes, [&](const int l) {
+          acc[r][c][l] -= pa[r * rs + l * ls] * pb[c * rs + l * ls];
+        });
+    pa += cs;
+    pb += cs;
+  }
+  IBLA_IMPL_UNROLL
+  for (int c = 0; c < NB; ++c) {
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < MR; ++r)
+      for_each_lane(member, A.lanes, [&](const int l) { acc[r][c][l] *= inv[c][l]; });
+    IBLA_IMPL_UNROLL
+    for (int c2 = c + 1; c2 < NB; ++c2)
+      for_each_lane(member, A.lanes, [&](const int l) {
+        const T lc = A(j0 + c2, j0 + c, l);
+        IBLA_IMPL_UNROLL
+        for (int r = 0; r < MR; ++r) acc[r][c2][l] -= acc[r][c][l] * lc;
+      });
+  }
+  IBLA_IMPL_UNROLL
+  for (int c = 0; c < NB; ++c)
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < MR; ++r)
+      for_each_lane(member, A.lanes, [&](const int l) {
+        T& out = A(i0 + r, j0 + c, l);
+        out    = j0 + c < done[l] ? acc[r][c][l] : out;
+      });
+}
+
+/// Host form of potrf_panel_lane: the same operations per lane, with the
+/// lane loop inside each statement (per-lane state in [L] arrays).
+template <int NB, int L, class Member, class BA, class BI>
+KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, const BA& A,
+                                                  const BI& info) {
+  using T          = std::remove_const_t<typename BA::value_type>;
+  constexpr int MR = potrf_tile_rows;
+  const int n      = A.rows;
+  const index_t rs = A.rs, cs = A.cs, ls = index_t(value_of(A.ls));
+  T inv[NB][L];
+  int done[L];
+  {
+    T acc[NB][NB][L];
+    IBLA_IMPL_UNROLL
+    for (int c = 0; c < NB; ++c)
+      IBLA_IMPL_UNROLL
+      for (int r = c; r < NB; ++r)
+        for_each_lane(member, A.lanes, [&](const int l) { acc[r][c][l] = A(j0 + r, j0 + c, l); });
+    const T* pa = A.ptr(j0, 0);
+    for (int p = 0; p < j0; ++p) {
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NB; ++c)
+        IBLA_IMPL_UNROLL
+        for (int r = c; r < NB; ++r)
+          for_each_lane(member, A.lanes, [&](const int l) {
+            acc[r][c][l] -= pa[r * rs + l * ls] * pa[c * rs + l * ls];
+          });
+      pa += cs;
+    }
+    for_each_lane(member, A.lanes, [&](const int l) {
+      int status   = info(0, l);
+      T fail_pivot = T(0);
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NB; ++c) {
+        const T d      = acc[c][c][l];
+        const bool bad = status == 0 && !(d > T(0));
+        status         = bad ? j0 + c + 1 : status;
+        fail_pivot     = bad ? d : fail_pivot;
+        const T s      = square_root(d);
+        inv[c][l]      = T(1) / s;
+        acc[c][c][l]   = s;
+        IBLA_IMPL_UNROLL
+        for (int r = c + 1; r < NB; ++r) acc[r][c][l] *= inv[c][l];
+        IBLA_IMPL_UNROLL
+        for (int c2 = c + 1; c2 < NB; ++c2)
+          IBLA_IMPL_UNROLL
+          for (int r = c2; r < NB; ++r) acc[r][c2][l] -= acc[r][c][l] * acc[c2][c][l];
+      }
+      const int dn = status == 0 ? n : status - 1;
+      done[l]      = dn;
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NB; ++c) {
+        const bool store = j0 + c < dn;
+        IBLA_IMPL_UNROLL
+        for (int r = c + 1; r < NB; ++r) {
+          T& out = A(j0 + r, j0 + c, l);
+          out    = store ? acc[r][c][l] : out;
+        }
+        T& dj = A(j0 + c, j0 + c, l);
+        dj    = store ? acc[c][c][l] : (status == j0 + c + 1 ? fail_pivot : dj);
+      }
+      info(0, l) = status;
+    });
+  }
+  int i0 = j0 + NB;
+  for (; i0 + MR <= n; i0 += MR) potrf_below_tile_host<MR, NB, L>(member, i0, j0, done, inv, A);
+  if (i0 < n) {
+    detail::static_switch<MR - 1>(n - i0, [&](auto rows) {
+      potrf_below_tile_host<decltype(rows)::value, NB, L>(member, i0, j0, done, inv, A);
+    });
+  }
+}
+#endif
+
+/// The panel for every lane. Host with L bounded at compile time (full and
+/// partial blocks alike): potrf_panel_host, the lane loop inside every
+/// statement; with the lane loop around the panel (the per-lane form, kept
+/// for device and plain int lane counts) GCC left the runtime p loops scalar.
 template <int NB, class Member, class BA, class BI>
 KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& A,
                                         const BI& info) {
-  for_each_lane(member, A.lanes, PotrfPanelLane<NB, BA, BI>{j0, A, info});
+#if !IBLA_IMPL_DEVICE_PASS
+  constexpr int L = max_lanes<typename BA::lane_count>::value;
+  if constexpr (L > 0) {
+    potrf_panel_host<NB, L>(member, j0, A, info);
+  } else
+#endif
+  {
+    for_each_lane(member, A.lanes, PotrfPanelLane<NB, BA, BI>{j0, A, info});
+  }
 }
 
 /// Lower Cholesky of every lane of A; info(0, l) must be 0 on entry.

@@ -66,12 +66,20 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile_lane(const int l, int i0, int j0, con
     T acc[MR][NR];
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < NR; ++c) acc[r][c] = alpha * B(i0 + r, j0 + c, l);
+    // Pointers walk the p loop (one add per operand and step, offsets
+    // loop-invariant) instead of (i) * rs + (p) * cs per access: with runtime
+    // strides the index arithmetic ran out of integer registers (as in GEMM).
+    const index_t ars = A.rs, astep = A.cs, bcs = B.cs, bstep = B.rs;
+    const T* pa = A.ptr(i0, p_begin) + index_t(l) * index_t(value_of(A.ls));
+    const T* pb = B.ptr(p_begin, j0) + index_t(l) * index_t(value_of(B.ls));
     for (int p = p_begin; p < p_end; ++p) {
       T a[MR], x[NR];
-      for (int r = 0; r < MR; ++r) a[r] = A(i0 + r, p, l);
-      for (int c = 0; c < NR; ++c) x[c] = B(p, j0 + c, l);
+      for (int r = 0; r < MR; ++r) a[r] = pa[r * ars];
+      for (int c = 0; c < NR; ++c) x[c] = pb[c * bcs];
       for (int r = 0; r < MR; ++r)
         for (int c = 0; c < NR; ++c) acc[r][c] -= a[r] * x[c];
+      pa += astep;
+      pb += bstep;
     }
     // The MR x MR diagonal triangle, in registers.
     for (int s = 0; s < MR; ++s) {
@@ -118,13 +126,76 @@ struct TrsmTileLane {
   }
 };
 
-/// One tile for every lane.
+/// One tile for every lane. Two forms, as gemm_tile:
+///  - host, L bounded at compile time (full and partial blocks run these same
+///    statements): the lane loop is the innermost loop of every statement,
+///    so acc[r][c][0..L) are vectors kept in registers across the p loop.
+///    With the lane loop around the whole tile (the per-lane form below) GCC
+///    left the runtime p loop scalar: every FMA was a vfnmadd..sd;
+///  - otherwise (device, or a plain int lane count): the per-lane form.
 template <int MR, int NR, bool Lower, class Member, class T, class BA, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const bool unit,
                                            const T alpha, const BA& A, const BB& B,
                                            const Keep& keep) {
-  for_each_lane(member, B.lanes,
-                TrsmTileLane<MR, NR, Lower, T, BA, BB, Keep>{i0, j0, unit, alpha, A, B, keep});
+  constexpr int L = max_lanes<typename BB::lane_count>::value;
+#if !IBLA_IMPL_DEVICE_PASS
+  if constexpr (L > 0) {
+    const int p_begin = Lower ? 0 : i0 + MR;
+    const int p_end   = Lower ? i0 : A.rows;
+    const index_t als = index_t(value_of(A.ls)), bls = index_t(value_of(B.ls));
+    const index_t ars = A.rs, astep = A.cs, bcs = B.cs, bstep = B.rs;
+    T acc[MR][NR][L];
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < MR; ++r)
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NR; ++c)
+        for_each_lane(member, B.lanes,
+                      [&](const int l) { acc[r][c][l] = alpha * B(i0 + r, j0 + c, l); });
+    const T* pa = A.ptr(i0, p_begin);
+    const T* pb = B.ptr(p_begin, j0);
+    for (int p = p_begin; p < p_end; ++p) {
+      IBLA_IMPL_UNROLL
+      for (int r = 0; r < MR; ++r)
+        IBLA_IMPL_UNROLL
+        for (int c = 0; c < NR; ++c)
+          for_each_lane(member, B.lanes, [&](const int l) {
+            acc[r][c][l] -= pa[r * ars + l * als] * pb[c * bcs + l * bls];
+          });
+      pa += astep;
+      pb += bstep;
+    }
+    IBLA_IMPL_UNROLL
+    for (int s = 0; s < MR; ++s) {
+      const int r = Lower ? s : MR - 1 - s;
+      if (!unit) {
+        for_each_lane(member, B.lanes, [&](const int l) {
+          const T inv = T(1) / A(i0 + r, i0 + r, l);
+          IBLA_IMPL_UNROLL
+          for (int c = 0; c < NR; ++c) acc[r][c][l] *= inv;
+        });
+      }
+      IBLA_IMPL_UNROLL
+      for (int r2 = Lower ? r + 1 : 0; r2 < (Lower ? MR : r); ++r2)
+        for_each_lane(member, B.lanes, [&](const int l) {
+          const T a = A(i0 + r2, i0 + r, l);
+          IBLA_IMPL_UNROLL
+          for (int c = 0; c < NR; ++c) acc[r2][c][l] -= a * acc[r][c][l];
+        });
+    }
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < MR; ++r)
+      IBLA_IMPL_UNROLL
+      for (int c = 0; c < NR; ++c)
+        for_each_lane(member, B.lanes, [&](const int l) {
+          T& out = B(i0 + r, j0 + c, l);
+          out    = keep(l) ? acc[r][c][l] : out;
+        });
+  } else
+#endif
+  {
+    for_each_lane(member, B.lanes,
+                  TrsmTileLane<MR, NR, Lower, T, BA, BB, Keep>{i0, j0, unit, alpha, A, B, keep});
+  }
 }
 
 /// T X = alpha B for T = A lower (Lower) or upper triangular, B of
