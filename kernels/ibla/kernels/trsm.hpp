@@ -37,6 +37,20 @@ namespace impl {
 inline constexpr int trsm_tile_rows = 4;
 inline constexpr int trsm_tile_cols = 4;
 
+// x / d for the diagonal step of a solve. The tiles multiply by 1 / d (one
+// division per row instead of one per element), but 1 / d overflows when |d|
+// is about 1 / max or less (a denormal diagonal), where netlib's division still gives
+// a finite x: those lanes divide. The choice is per lane, so a lane's result
+// does not depend on its neighbours in the block (determinism); `any_tiny`
+// only skips the select when no lane of the row needs it.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION bool reciprocal_overflows(const T d) {
+  // 2 / max, not 1 / max: the rounded threshold must not let a d through
+  // whose reciprocal still overflows.
+  constexpr T below = T(2) / Kokkos::Experimental::finite_max<T>::value;
+  return (d < T(0) ? -d : d) < below;
+}
+
 /// Every lane takes part (plain TRSM).
 struct AllLanes {
   KOKKOS_FORCEINLINE_FUNCTION constexpr bool operator()(int) const { return true; }
@@ -87,8 +101,13 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile_lane(const int l, int i0, int j0, con
       // Diag::Unit is a runtime flag (uniform over the lanes): a template
       // parameter would double the tile instantiations for a rare case.
       if (!unit) {
-        const T inv = T(1) / A(i0 + r, i0 + r, l);
-        for (int c = 0; c < NR; ++c) acc[r][c] *= inv;
+        const T d = A(i0 + r, i0 + r, l);
+        if (reciprocal_overflows(d)) {
+          for (int c = 0; c < NR; ++c) acc[r][c] /= d;
+        } else {
+          const T inv = T(1) / d;
+          for (int c = 0; c < NR; ++c) acc[r][c] *= inv;
+        }
       }
       if constexpr (Lower) {
         for (int r2 = r + 1; r2 < MR; ++r2) {
@@ -168,11 +187,24 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
     for (int s = 0; s < MR; ++s) {
       const int r = Lower ? s : MR - 1 - s;
       if (!unit) {
-        for_each_lane(member, B.lanes, [&](const int l) {
-          const T inv = T(1) / A(i0 + r, i0 + r, l);
-          IBLA_IMPL_UNROLL
-          for (int c = 0; c < NR; ++c) acc[r][c][l] *= inv;
-        });
+        bool any_tiny = false;
+        for (int l = 0; l < int(value_of(B.lanes)); ++l)
+          any_tiny |= reciprocal_overflows(A(i0 + r, i0 + r, l));
+        if (!any_tiny) {
+          for_each_lane(member, B.lanes, [&](const int l) {
+            const T inv = T(1) / A(i0 + r, i0 + r, l);
+            IBLA_IMPL_UNROLL
+            for (int c = 0; c < NR; ++c) acc[r][c][l] *= inv;
+          });
+        } else {
+          for_each_lane(member, B.lanes, [&](const int l) {
+            const T d   = A(i0 + r, i0 + r, l);
+            const T inv = T(1) / d;
+            const bool tiny = reciprocal_overflows(d);
+            IBLA_IMPL_UNROLL
+            for (int c = 0; c < NR; ++c) acc[r][c][l] = tiny ? acc[r][c][l] / d : acc[r][c][l] * inv;
+          });
+        }
       }
       IBLA_IMPL_UNROLL
       for (int r2 = Lower ? r + 1 : 0; r2 < (Lower ? MR : r); ++r2)
@@ -222,7 +254,7 @@ KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const bool unit, con
   }
 }
 
-inline constexpr Uplo flip(Uplo u) { return u == Uplo::Lower ? Uplo::Upper : Uplo::Lower; }
+KOKKOS_INLINE_FUNCTION constexpr Uplo flip(Uplo u) { return u == Uplo::Lower ? Uplo::Upper : Uplo::Lower; }
 
 /// team::trsm with a per-lane store mask (see trsm_tile).
 template <class Member, class T, class BA, class BB, class Keep>
