@@ -7,7 +7,6 @@
 # cap. New inputs found go to a scratch directory, not into the repository.
 # Skips (exit 0) with a message when clang-14 or libFuzzer is not installed.
 # Environment: IBLA_FUZZ_RUNS (default 3000), IBLA_FUZZ_SECONDS (default 60),
-# IBLA_FUZZ_SOLVERS=1 (also fuzz TRSM/POTRF/POSV; delete the binary first),
 # IBLA_FUZZ_DIR (build/scratch directory, default <main build>-fuzz).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,7 +31,6 @@ src=$here/unit_tests/fuzz/fuzz_ibla.cpp
 if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/kernels" -newer "$bin" -print -quit)" ]; then
   start=$(date +%s)
   "$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer -fopenmp -march=native -Wno-pass-failed \
-    -DIBLA_FUZZ_SOLVERS="${IBLA_FUZZ_SOLVERS:-0}" \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch" \
     "$src" -o "$bin" \
