@@ -34,7 +34,7 @@ using ibla::Op;
 template <class C>
 class Gesv : public ::testing::Test {};
 
-TYPED_TEST_SUITE(Gesv, SweepConfigs);
+TYPED_TEST_SUITE(Gesv, SolverSweepConfigs);
 
 template <class Layout>
 using info_view_t =

@@ -98,7 +98,7 @@ void run_posv(Uplo u, const HostBatch<T>& hA, const HostBatch<T>& hB, double x_s
 
 template <class C>
 class Posv : public ::testing::Test {};
-TYPED_TEST_SUITE(Posv, SweepConfigs);
+TYPED_TEST_SUITE(Posv, SolverSweepConfigs);
 
 TYPED_TEST(Posv, AllSizesBothTriangles) {
   using T      = typename TypeParam::value_type;

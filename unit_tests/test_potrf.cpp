@@ -111,7 +111,7 @@ void run_potrf(Uplo u, const HostBatch<T>& hA, double scale) {
 
 template <class C>
 class Potrf : public ::testing::Test {};
-TYPED_TEST_SUITE(Potrf, SweepConfigs);
+TYPED_TEST_SUITE(Potrf, SolverSweepConfigs);
 
 TYPED_TEST(Potrf, AllSizesBothTriangles) {
   using T      = typename TypeParam::value_type;

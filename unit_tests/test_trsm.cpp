@@ -115,7 +115,7 @@ void run_trsm(const Variant& v, index_t batch, int m, int n, T alpha, std::uint6
 
 template <class C>
 class Trsm : public ::testing::Test {};
-TYPED_TEST_SUITE(Trsm, SweepConfigs);
+TYPED_TEST_SUITE(Trsm, SolverSweepConfigs);
 
 // Every size, every variant; nrhs and batch count cycle with the case so
 // that every variant meets every nrhs and every batch count.

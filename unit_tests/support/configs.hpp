@@ -32,6 +32,18 @@ using SweepConfigs = ::testing::Types<
     Config<float, ibla::LayoutInterleaved>, Config<double, Kokkos::LayoutLeft>,
     Config<float, Kokkos::LayoutRight>, Config<double, LayoutStrideColMajor>>;
 
+// The solver sweeps (trsm, potrf, posv, gesv) instantiate the triangular
+// solve tiles many times each (masks, fused chains); five configurations
+// keep each file's compile time within a few minutes: both precisions on
+// the native layout, the odd L, and the two other lane-stride forms
+// (unit: LayoutInterleaved; runtime: LayoutStride). LayoutLeft and
+// LayoutRight run through the same lane_block paths in test_getrf and the
+// edge-case tests.
+using SolverSweepConfigs = ::testing::Types<
+    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
+    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutInterleaved>,
+    Config<double, LayoutStrideColMajor>>;
+
 /// Matrices per block of a batch-level call on Views of this layout: L of a
 /// block-interleaved layout, else the library's default for T (batch counts
 /// around it put matrices in a full block and in the partial last one).
