@@ -25,7 +25,7 @@ start=$(date +%s)
 san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 CXXFLAGS="${CXXFLAGS:-} $san" "$here/scripts/configure.sh" "$build" \
   -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" -DIBLA_TESTS_OPTIMIZATION= \
   -DCMAKE_EXE_LINKER_FLAGS="$san"
 # Default: the test executables that exercise GEMM, conversions, layouts,
 # argument errors, huge offsets and concurrency. The solvers (trsm, potrf,
