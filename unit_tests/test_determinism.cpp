@@ -6,10 +6,12 @@
 //  - whatever the batch is split into: the whole batch in one call vs the
 //    batch cut into pieces of odd sizes, each its own View and call, so that
 //    every matrix lands at another lane position, in full and in tail blocks;
-//  - whether a matrix is computed in a full block (compile-time lane count)
-//    or in the partial last block (runtime lane count, possibly a scalar
-//    remainder loop): the arithmetic per lane must be the same instructions
-//    (same FMA contraction) in both;
+//  - whether a matrix is computed in a full block (compile-time lane count,
+//    the vector form of the kernels) or in the partial last block (runtime
+//    lane count, the per-lane form): the arithmetic per lane must be the
+//    same operations in both, FMAs included (the kernels spell them with
+//    impl::fused_mul_add: left to contraction, the per-lane GEMM rounded
+//    a*b + acc twice where the vector form fused it);
 //  - whatever lane-contiguous layout the batch is stored in
 //    (LayoutBlockInterleaved<L>, LayoutInterleaved, LayoutLeft): the same
 //    vector code runs on them. Matrix-after-matrix layouts (LayoutRight,

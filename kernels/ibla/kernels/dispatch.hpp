@@ -127,7 +127,7 @@ void require_rhs(const char* routine, const AV& A, const BV& B) {
 
 /// Runs op(member, first, lanes) once per block of L consecutive matrices;
 /// lanes is lanes_c<L> for full blocks and lanes_upto<L> for the last partial
-/// one (same code, bit-identical results; see lanes.hpp).
+/// one (bit-identical results either way; see lanes.hpp).
 template <int L, class Op>
 struct BlockLoop {
   Op op;

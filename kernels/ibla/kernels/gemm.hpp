@@ -8,6 +8,7 @@
 #pragma once
 
 #include <ibla/core/error.hpp>
+#include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
@@ -70,22 +71,21 @@ struct BlockPrefetch {
 };
 
 // One MR x NR tile of C for every lane of the block. Two forms:
-//  - host, L bounded at compile time (lanes_c<L> for a full block,
-//    lanes_upto<L> for the last one: both run these same statements, so
-//    results do not depend on where a matrix falls): the lane loop is the
+//  - host, a full block (lanes_c<L>): the lane loop is the
 //    innermost loop of every statement, so each statement is one SIMD
 //    instruction over the L lanes, and the accumulators acc[r][c][0..L) are
 //    loop-invariant vectors that the compiler keeps in registers across the
 //    k loop (GCC does not vectorise the lane loop when it encloses the k loop:
 //    measured all-scalar FMAs, 0.7 GFLOP/s for n = 8);
-//  - otherwise (device, where a lane is a thread, or a team-level call with a
-//    plain int lane count): each lane runs the whole tile with its
-//    accumulators in its own registers.
+//  - otherwise (device, where a lane is a thread; the partial last block,
+//    see lanes_upto; a team-level call with a plain int lane count): each
+//    lane runs the whole tile with its accumulators in its own registers,
+//    the same operations in the same order as the vector form.
 template <int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, int k,
                                            const T alpha, const BA& A, const BB& B, const T beta,
                                            const BC& C) {
-  constexpr int L = max_lanes<typename BC::lane_count>::value;
+  constexpr int L = fixed_lanes<typename BC::lane_count>::value;
 #if !IBLA_IMPL_DEVICE_PASS
   if constexpr (L > 0) {
     // Pointers walk the k loop: one add per operand and step, and the
@@ -110,7 +110,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
         IBLA_IMPL_UNROLL
         for (int c = 0; c < NR; ++c)
           for_each_lane(member, C.lanes, [&](const int l) {
-            acc[r][c][l] += a[r * ars + l * als] * b[c * bcs + l * bls];
+            acc[r][c][l] = fused_mul_add(a[r * ars + l * als], b[c * bcs + l * bls], acc[r][c][l]);
           });
       a += astep;
       b += bstep;
@@ -122,7 +122,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
         for_each_lane(member, C.lanes, [&](const int l) {
           T& out = C(i0 + r, j0 + c, l);
           if constexpr (ReadC) {
-            out = alpha * acc[r][c][l] + beta * out;
+            out = fused_mul_add(alpha, acc[r][c][l], beta * out);
           } else {
             out = alpha * acc[r][c][l];
           }
@@ -139,13 +139,13 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
       for (int r = 0; r < MR; ++r) a[r] = A(i0 + r, p, l);
       for (int c = 0; c < NR; ++c) b[c] = B(p, j0 + c, l);
       for (int r = 0; r < MR; ++r)
-        for (int c = 0; c < NR; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < NR; ++c) acc[r][c] = fused_mul_add(a[r], b[c], acc[r][c]);
     }
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < NR; ++c) {
         T& out = C(i0 + r, j0 + c, l);
         if constexpr (ReadC) {
-          out = alpha * acc[r][c] + beta * out;
+          out = fused_mul_add(alpha, acc[r][c], beta * out);
         } else {
           out = alpha * acc[r][c];
         }

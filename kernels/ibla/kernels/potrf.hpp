@@ -21,6 +21,7 @@
 #pragma once
 
 #include <ibla/core/error.hpp>
+#include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
@@ -70,7 +71,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile(int i0, int j0, int done, cons
     for (int r = 0; r < MR; ++r) a[r] = pa[r * rs];
     for (int c = 0; c < NB; ++c) b[c] = pb[c * rs];
     for (int r = 0; r < MR; ++r)
-      for (int c = 0; c < NB; ++c) acc[r][c] -= a[r] * b[c];
+      for (int c = 0; c < NB; ++c) acc[r][c] = fused_mul_add(-a[r], b[c], acc[r][c]);
     pa += cs;
     pb += cs;
   }
@@ -78,7 +79,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile(int i0, int j0, int done, cons
     for (int r = 0; r < MR; ++r) acc[r][c] *= inv[c];
     for (int c2 = c + 1; c2 < NB; ++c2) {
       const T lc = A(j0 + c2, j0 + c, l);
-      for (int r = 0; r < MR; ++r) acc[r][c2] -= acc[r][c] * lc;
+      for (int r = 0; r < MR; ++r) acc[r][c2] = fused_mul_add(-acc[r][c], lc, acc[r][c2]);
     }
   }
   // Column j is stored only when the lane factored it (j < done).
@@ -111,7 +112,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_lane(const int l, int j0, const BA&
       T a[NB];
       for (int r = 0; r < NB; ++r) a[r] = pa[r * rs];
       for (int c = 0; c < NB; ++c)
-        for (int r = c; r < NB; ++r) acc[r][c] -= a[r] * a[c];
+        for (int r = c; r < NB; ++r) acc[r][c] = fused_mul_add(-a[r], a[c], acc[r][c]);
       pa += cs;
     }
     int status  = info(0, l);  // 0, or the order of the minor that failed
@@ -128,7 +129,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_lane(const int l, int j0, const BA&
       acc[c][c] = s;
       for (int r = c + 1; r < NB; ++r) acc[r][c] *= inv[c];
       for (int c2 = c + 1; c2 < NB; ++c2)
-        for (int r = c2; r < NB; ++r) acc[r][c2] -= acc[r][c] * acc[c2][c];
+        for (int r = c2; r < NB; ++r) acc[r][c2] = fused_mul_add(-acc[r][c], acc[c2][c], acc[r][c2]);
     }
     // Columns the lane has factored completely.
     const int done = status == 0 ? n : status - 1;
@@ -189,7 +190,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NB; ++c)
         for_each_lane(member, A.lanes, [&](const int l) {
-          acc[r][c][l] -= pa[r * rs + l * ls] * pb[c * rs + l * ls];
+          acc[r][c][l] = fused_mul_add(-pa[r * rs + l * ls], pb[c * rs + l * ls], acc[r][c][l]);
         });
     pa += cs;
     pb += cs;
@@ -204,7 +205,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int
       for_each_lane(member, A.lanes, [&](const int l) {
         const T lc = A(j0 + c2, j0 + c, l);
         IBLA_IMPL_UNROLL
-        for (int r = 0; r < MR; ++r) acc[r][c2][l] -= acc[r][c][l] * lc;
+        for (int r = 0; r < MR; ++r) acc[r][c2][l] = fused_mul_add(-acc[r][c][l], lc, acc[r][c2][l]);
       });
   }
   IBLA_IMPL_UNROLL
@@ -242,7 +243,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
         IBLA_IMPL_UNROLL
         for (int r = c; r < NB; ++r)
           for_each_lane(member, A.lanes, [&](const int l) {
-            acc[r][c][l] -= pa[r * rs + l * ls] * pa[c * rs + l * ls];
+            acc[r][c][l] = fused_mul_add(-pa[r * rs + l * ls], pa[c * rs + l * ls], acc[r][c][l]);
           });
       pa += cs;
     }
@@ -263,7 +264,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
         IBLA_IMPL_UNROLL
         for (int c2 = c + 1; c2 < NB; ++c2)
           IBLA_IMPL_UNROLL
-          for (int r = c2; r < NB; ++r) acc[r][c2][l] -= acc[r][c][l] * acc[c2][c][l];
+          for (int r = c2; r < NB; ++r) acc[r][c2][l] = fused_mul_add(-acc[r][c][l], acc[c2][c][l], acc[r][c2][l]);
       }
       const int dn = status == 0 ? n : status - 1;
       done[l]      = dn;
@@ -291,15 +292,15 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
 }
 #endif
 
-/// The panel for every lane. Host with L bounded at compile time (full and
-/// partial blocks alike): potrf_panel_host, the lane loop inside every
-/// statement; with the lane loop around the panel (the per-lane form, kept
-/// for device and plain int lane counts) GCC left the runtime p loops scalar.
+/// The panel for every lane. Host, full block (lanes_c<L>): potrf_panel_host,
+/// the lane loop inside every statement; with the lane loop around the panel
+/// (the per-lane form, kept for device, the partial last block and plain int
+/// lane counts) GCC left the runtime p loops scalar.
 template <int NB, class Member, class BA, class BI>
 KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& A,
                                         const BI& info) {
 #if !IBLA_IMPL_DEVICE_PASS
-  constexpr int L = max_lanes<typename BA::lane_count>::value;
+  constexpr int L = fixed_lanes<typename BA::lane_count>::value;
   if constexpr (L > 0) {
     potrf_panel_host<NB, L>(member, j0, A, info);
   } else

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <ibla/core/error.hpp>
+#include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
@@ -91,7 +92,7 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile_lane(const int l, int i0, int j0, con
       for (int r = 0; r < MR; ++r) a[r] = pa[r * ars];
       for (int c = 0; c < NR; ++c) x[c] = pb[c * bcs];
       for (int r = 0; r < MR; ++r)
-        for (int c = 0; c < NR; ++c) acc[r][c] -= a[r] * x[c];
+        for (int c = 0; c < NR; ++c) acc[r][c] = fused_mul_add(-a[r], x[c], acc[r][c]);
       pa += astep;
       pb += bstep;
     }
@@ -112,12 +113,12 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile_lane(const int l, int i0, int j0, con
       if constexpr (Lower) {
         for (int r2 = r + 1; r2 < MR; ++r2) {
           const T a = A(i0 + r2, i0 + r, l);
-          for (int c = 0; c < NR; ++c) acc[r2][c] -= a * acc[r][c];
+          for (int c = 0; c < NR; ++c) acc[r2][c] = fused_mul_add(-a, acc[r][c], acc[r2][c]);
         }
       } else {
         for (int r2 = 0; r2 < r; ++r2) {
           const T a = A(i0 + r2, i0 + r, l);
-          for (int c = 0; c < NR; ++c) acc[r2][c] -= a * acc[r][c];
+          for (int c = 0; c < NR; ++c) acc[r2][c] = fused_mul_add(-a, acc[r][c], acc[r2][c]);
         }
       }
     }
@@ -146,17 +147,17 @@ struct TrsmTileLane {
 };
 
 /// One tile for every lane. Two forms, as gemm_tile:
-///  - host, L bounded at compile time (full and partial blocks run these same
-///    statements): the lane loop is the innermost loop of every statement,
+///  - host, a full block (lanes_c<L>): the lane loop is the innermost loop of every statement,
 ///    so acc[r][c][0..L) are vectors kept in registers across the p loop.
 ///    With the lane loop around the whole tile (the per-lane form below) GCC
 ///    left the runtime p loop scalar: every FMA was a vfnmadd..sd;
-///  - otherwise (device, or a plain int lane count): the per-lane form.
+///  - otherwise (device, the partial last block (see lanes_upto), or a plain
+///    int lane count): the per-lane form, same operations in the same order.
 template <int MR, int NR, bool Lower, class Member, class T, class BA, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const bool unit,
                                            const T alpha, const BA& A, const BB& B,
                                            const Keep& keep) {
-  constexpr int L = max_lanes<typename BB::lane_count>::value;
+  constexpr int L = fixed_lanes<typename BB::lane_count>::value;
 #if !IBLA_IMPL_DEVICE_PASS
   if constexpr (L > 0) {
     const int p_begin = Lower ? 0 : i0 + MR;
@@ -178,7 +179,7 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
         IBLA_IMPL_UNROLL
         for (int c = 0; c < NR; ++c)
           for_each_lane(member, B.lanes, [&](const int l) {
-            acc[r][c][l] -= pa[r * ars + l * als] * pb[c * bcs + l * bls];
+            acc[r][c][l] = fused_mul_add(-pa[r * ars + l * als], pb[c * bcs + l * bls], acc[r][c][l]);
           });
       pa += astep;
       pb += bstep;
@@ -211,7 +212,7 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
         for_each_lane(member, B.lanes, [&](const int l) {
           const T a = A(i0 + r2, i0 + r, l);
           IBLA_IMPL_UNROLL
-          for (int c = 0; c < NR; ++c) acc[r2][c][l] -= a * acc[r][c][l];
+          for (int c = 0; c < NR; ++c) acc[r2][c][l] = fused_mul_add(-a, acc[r][c][l], acc[r2][c][l]);
         });
     }
     IBLA_IMPL_UNROLL
