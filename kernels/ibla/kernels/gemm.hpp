@@ -85,8 +85,8 @@ template <int MR, int NR, bool ReadC, class Member, class T, class BA, class BB,
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, int k,
                                            const T alpha, const BA& A, const BB& B, const T beta,
                                            const BC& C) {
-  constexpr int L = fixed_lanes<typename BC::lane_count>::value;
 #if !IBLA_IMPL_DEVICE_PASS
+  constexpr int L = fixed_lanes<typename BC::lane_count>::value;
   if constexpr (L > 0) {
     // Pointers walk the k loop: one add per operand and step, and the
     // offsets inside a step are loop-invariant (r * ars, c * bcs), instead of

@@ -31,7 +31,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <limits>
 #include <type_traits>
 
 namespace ibla {
@@ -61,7 +60,9 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_pivot_column(const Member& member, const 
                                                     const BI& info) {
   using T       = std::remove_const_t<typename BA::value_type>;
   const int m   = A.rows;
-  const T sfmin = std::numeric_limits<T>::min();
+  // Kokkos' trait, not std::numeric_limits: its constexpr host functions
+  // may not be called from device code (nvcc warning #20013-D).
+  const T sfmin = Kokkos::Experimental::norm_min<T>::value;
   // Argmax in tiles of rows; the running pivot row lives in ipiv(k) and its
   // |value| is gathered back at each tile, so every lane loop body is
   // straight-line code. Strict > over increasing rows: the first index of

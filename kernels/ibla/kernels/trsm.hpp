@@ -157,8 +157,8 @@ template <int MR, int NR, bool Lower, class Member, class T, class BA, class BB,
 KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0, const bool unit,
                                            const T alpha, const BA& A, const BB& B,
                                            const Keep& keep) {
-  constexpr int L = fixed_lanes<typename BB::lane_count>::value;
 #if !IBLA_IMPL_DEVICE_PASS
+  constexpr int L = fixed_lanes<typename BB::lane_count>::value;
   if constexpr (L > 0) {
     const int p_begin = Lower ? 0 : i0 + MR;
     const int p_end   = Lower ? i0 : A.rows;
