@@ -1,0 +1,195 @@
+// Determinism of the solvers: a matrix gets the same bits whether it is
+// computed in a full block (compile-time lane count: the vector forms of
+// trsm_tile / potrf_panel, getrf's lane loops of fixed length) or in the
+// partial last block (runtime lane count: the per-lane forms), and whatever
+// position it takes in its block. test_determinism.cpp does the same for
+// GEMM, plus thread counts and batch splits.
+//
+// Each case is a batch of two full blocks and a tail whose matrices repeat
+// the first ones of the first block; the results (factors, solutions, ipiv,
+// info) of the repeated matrices must be equal bit for bit (memcmp). Inputs
+// are well-conditioned (SPD with a dominant diagonal, random LU with
+// pivoting, triangles with a dominant diagonal), so every result is finite
+// and a difference is a real one.
+#include "support/configs.hpp"
+
+#include <ibla/ibla.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+using namespace ibla_test;
+using ibla::Diag;
+using ibla::Op;
+using ibla::Side;
+using ibla::Uplo;
+
+namespace {
+
+template <class T>
+::testing::AssertionResult tail_repeats_head(const HostBatch<T>& h, index_t head, index_t tail_first,
+                                             index_t count, const char* what) {
+  const index_t per = h.rows * h.cols;
+  for (index_t b = 0; b < count; ++b)
+    if (std::memcmp(h.matrix(tail_first + b), h.matrix(head + b), size_t(per) * sizeof(T)) != 0) {
+      for (index_t e = 0; e < per; ++e) {
+        const T x = h.matrix(tail_first + b)[e], y = h.matrix(head + b)[e];
+        if (std::memcmp(&x, &y, sizeof(T)) != 0)
+          return ::testing::AssertionFailure()
+                 << what << ": matrix " << tail_first + b << " (tail block) vs " << head + b
+                 << " (full block), element (" << e % h.rows << "," << e / h.rows << "): "
+                 << std::hexfloat << x << " vs " << y;
+      }
+    }
+  return ::testing::AssertionSuccess();
+}
+
+template <class IV>
+::testing::AssertionResult ints_repeat(const IV& v, index_t head, index_t tail_first, index_t count,
+                                       const char* what) {
+  auto h = Kokkos::create_mirror_view(v);
+  Kokkos::deep_copy(h, v);
+  const index_t per = IV::rank == 2 ? index_t(v.extent(1)) : 1;
+  for (index_t b = 0; b < count; ++b)
+    for (index_t k = 0; k < per; ++k) {
+      int x, y;
+      if constexpr (IV::rank == 2) {
+        x = h(tail_first + b, k);
+        y = h(head + b, k);
+      } else {
+        x = h(tail_first + b);
+        y = h(head + b);
+      }
+      if (x != y)
+        return ::testing::AssertionFailure() << what << "[" << k << "] of matrix " << tail_first + b
+                                             << " is " << x << ", of matrix " << head + b << " " << y;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+/// The batch shape of every case: two full blocks and a tail of L - 1 (or 3)
+/// matrices, the tail repeating matrices [0, tail) of the first block.
+struct Shape {
+  index_t L, tail, batch;
+  explicit Shape(int lanes)
+      : L(lanes), tail(lanes > 4 ? lanes - 1 : 3), batch(2 * index_t(lanes) + tail) {}
+  template <class T>
+  void repeat_head(HostBatch<T>& h) const {
+    std::copy(h.matrix(0), h.matrix(0) + tail * h.rows * h.cols, h.matrix(2 * L));
+  }
+};
+
+/// Random matrices with |diagonal| raised by n: well conditioned, and for
+/// the SPD variant symmetric positive definite (A = M M^T / n + n I).
+template <class T>
+HostBatch<T> dominant_batch(const Shape& s, int n, bool spd, std::uint64_t seed) {
+  HostBatch<T> m = random_batch<T>(s.batch, n, n, seed);
+  if (!spd) {
+    for (index_t b = 0; b < s.batch; ++b)
+      for (int i = 0; i < n; ++i) m(b, i, i) += T(m(b, i, i) < 0 ? -n : n);
+    s.repeat_head(m);
+    return m;
+  }
+  HostBatch<T> a(s.batch, n, n);
+  for (index_t b = 0; b < s.batch; ++b)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        double acc = i == j ? double(n) : 0.0;
+        for (int k = 0; k < n; ++k) acc += double(m(b, i, k)) * double(m(b, j, k)) / n;
+        a(b, i, j) = T(acc);
+      }
+  s.repeat_head(a);
+  return a;
+}
+
+template <class T, class Layout>
+void check_sizes(int n) {
+  using IntLayout = std::conditional_t<std::is_same<Layout, LayoutStrideColMajor>::value,
+                                       Kokkos::LayoutRight, Layout>;
+  const Shape s(lanes_of<T, Layout>());
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " T " << sizeof(T) * 8 << "-bit n "
+                                    << n << " batch " << s.batch << " (L " << s.L << ")");
+  const int nrhs = n % 3 + 1;
+  HostBatch<T> rhs = random_batch<T>(s.batch, n, nrhs, 7 + n);
+  s.repeat_head(rhs);
+
+  {  // TRSM: two variants that reach both substitution directions.
+    const auto A = dominant_batch<T>(s, n, false, 11 + n);
+    for (const bool left : {true, false}) {
+      auto vA = make_view<T, Layout>("A", s.batch, n, n);
+      auto vB = make_view<T, Layout>("B", s.batch, left ? n : nrhs, left ? nrhs : n);
+      HostBatch<T> B = left ? rhs : random_batch<T>(s.batch, nrhs, n, 13 + n);
+      s.repeat_head(B);
+      fill_view(vA, A);
+      fill_view(vB, B);
+      if (left)
+        ibla::trsm(exec, Side::Left, Uplo::Lower, Op::N, Diag::NonUnit, T(0.5), vA, vB);
+      else
+        ibla::trsm(exec, Side::Right, Uplo::Upper, Op::T, Diag::Unit, T(-2), vA, vB);
+      EXPECT_TRUE(tail_repeats_head(read_view(vB), 0, 2 * s.L, s.tail, left ? "trsm L" : "trsm R"));
+    }
+  }
+  {  // POTRF (both triangles) and POSV.
+    const auto A = dominant_batch<T>(s, n, true, 17 + n);
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      auto vA = make_view<T, Layout>("A", s.batch, n, n);
+      Kokkos::View<int*, IntLayout> info("info", s.batch);
+      fill_view(vA, A);
+      ibla::potrf(exec, uplo, vA, info);
+      EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "potrf"));
+      EXPECT_TRUE(ints_repeat(info, 0, 2 * s.L, s.tail, "potrf info"));
+    }
+    auto vA = make_view<T, Layout>("A", s.batch, n, n);
+    auto vB = make_view<T, Layout>("B", s.batch, n, nrhs);
+    Kokkos::View<int*, IntLayout> info("info", s.batch);
+    fill_view(vA, A);
+    fill_view(vB, rhs);
+    ibla::posv(exec, Uplo::Lower, vA, vB, info);
+    EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "posv factor"));
+    EXPECT_TRUE(tail_repeats_head(read_view(vB), 0, 2 * s.L, s.tail, "posv x"));
+  }
+  {  // GETRF on random matrices (row swaps at most steps) and GESV.
+    HostBatch<T> A = random_batch<T>(s.batch, n, n, 19 + n);
+    s.repeat_head(A);
+    auto vA = make_view<T, Layout>("A", s.batch, n, n);
+    Kokkos::View<int**, IntLayout> ipiv("ipiv", s.batch, n);
+    Kokkos::View<int*, IntLayout> info("info", s.batch);
+    fill_view(vA, A);
+    ibla::getrf(exec, vA, ipiv, info);
+    EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "getrf"));
+    EXPECT_TRUE(ints_repeat(ipiv, 0, 2 * s.L, s.tail, "getrf ipiv"));
+    EXPECT_TRUE(ints_repeat(info, 0, 2 * s.L, s.tail, "getrf info"));
+
+    auto vB = make_view<T, Layout>("B", s.batch, n, nrhs);
+    fill_view(vA, A);
+    fill_view(vB, rhs);
+    ibla::gesv(exec, vA, ipiv, vB, info);
+    EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "gesv factor"));
+    EXPECT_TRUE(tail_repeats_head(read_view(vB), 0, 2 * s.L, s.tail, "gesv x"));
+  }
+}
+
+}  // namespace
+
+template <class C>
+class DeterminismSolvers : public ::testing::Test {};
+
+// The partial block takes the same path in every layout (lanes_upto; the
+// layouts only change the strides, see test_determinism.cpp for GEMM), so
+// one block-interleaved configuration per precision: each configuration
+// instantiates every solver once more, and the compile time is CI's.
+using SolverDeterminismConfigs =
+    ::testing::Types<Config<double, ibla::LayoutBlockInterleaved<8>>,
+                     Config<float, ibla::LayoutBlockInterleaved<16>>>;
+TYPED_TEST_SUITE(DeterminismSolvers, SolverDeterminismConfigs);
+
+// Every tile shape of TRSM (n mod 4, nrhs 1..3), POTRF's panels (n mod 4)
+// and sizes with several tile rows.
+TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 16, 21, 32}) check_sizes<T, Layout>(n);
+}
