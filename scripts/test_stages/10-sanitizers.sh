@@ -54,7 +54,12 @@ if [ -z "$tests" ]; then
 else
   for t in $tests; do
     echo "sanitizers: $t"
-    "$build/unit_tests/$t" --gtest_brief=1 || { echo "sanitizers: $t FAILED" >&2; exit 1; }
+    # TenMillion.* (10^7 2x2 problems: the same kernels as the small batches,
+    # checked by the main ctest run) took 60 of the stage's 74 s under ASan.
+    filter=()
+    [ "$t" != test_huge_batches ] || filter=(--gtest_filter=-TenMillion.*)
+    "$build/unit_tests/$t" --gtest_brief=1 "${filter[@]}" ||
+      { echo "sanitizers: $t FAILED" >&2; exit 1; }
   done
 fi
 echo "sanitizers: build $((built - start)) s, tests $(( $(date +%s) - built )) s"
