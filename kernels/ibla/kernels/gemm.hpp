@@ -12,6 +12,7 @@
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/prefetch.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/layouts/lane_block.hpp>
 
@@ -26,49 +27,6 @@ namespace impl {
 // registers of AVX-512; each loaded element of A feeds 4 FMAs, each of B 4.
 inline constexpr int gemm_tile_rows = 4;
 inline constexpr int gemm_tile_cols = 4;
-
-// Software prefetch of the block a host thread computes next. Within a
-// block the kernel reads A a tile row at a time across all k (NN, n = 32:
-// 256 bytes out of every 2 KB), which the hardware prefetcher does not
-// follow, so a batch out of cache ran at a third of the memory bandwidth.
-// The next block is contiguous in LayoutBlockInterleaved; its cache lines
-// are requested a slice per tile, spread over the current block's work.
-inline constexpr size_t prefetch_above_bytes = size_t(1) << 20;
-
-struct BlockPrefetch {
-  static constexpr int max_ranges = 3;
-  static constexpr int line       = 64;
-  const char* next[max_ranges] = {};  // next line to request
-  const char* end[max_ranges]  = {};
-  index_t chunk[max_ranges]    = {};  // bytes requested per step
-  int ranges                   = 0;
-
-  template <class Block>
-  KOKKOS_INLINE_FUNCTION void add(const Block& b) {
-    const index_t n = b.contiguous_size();
-    if (n == 0 || ranges == max_ranges) return;
-    next[ranges] = reinterpret_cast<const char*>(b.data);
-    end[ranges]  = next[ranges] + n * index_t(sizeof(*b.data));
-    ++ranges;
-  }
-  /// Spreads the lines over `steps` calls of step().
-  KOKKOS_INLINE_FUNCTION void plan(index_t steps) {
-    if (steps < 1) steps = 1;
-    for (int r = 0; r < ranges; ++r) {
-      const index_t lines = (index_t(end[r] - next[r]) + line - 1) / line;
-      chunk[r]            = (lines + steps - 1) / steps * line;
-    }
-  }
-  KOKKOS_FORCEINLINE_FUNCTION void step() {
-#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
-    for (int r = 0; r < ranges; ++r) {
-      const char* stop = next[r] + chunk[r] < end[r] ? next[r] + chunk[r] : end[r];
-      for (const char* p = next[r]; p < stop; p += line) __builtin_prefetch(p, 0, 2);
-      next[r] = stop;
-    }
-#endif
-  }
-};
 
 // One MR x NR tile of C for every lane of the block. Two forms:
 //  - host, a full block (lanes_c<L>): the lane loop is the
@@ -233,21 +191,7 @@ struct GemmBlocks {
   CV C;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    BlockPrefetch prefetch;
-#if !IBLA_IMPL_DEVICE_PASS
-    // A host thread runs a contiguous range of blocks (Kokkos' static
-    // schedule), so the block after this one is most likely its next. Only
-    // for batches beyond the private caches: on data already in cache the
-    // prefetch instructions cost more than they save (n = 8, 64 matrices:
-    // 18 -> 13 GFLOP/s measured).
-    const index_t next = first + max_lanes<Lanes>::value;
-    const size_t bytes = (A.span() + B.span() + C.span()) * sizeof(T);
-    if (next < index_t(C.extent(0)) && bytes > prefetch_above_bytes) {
-      prefetch.add(lane_block(A, next, lanes));
-      prefetch.add(lane_block(B, next, lanes));
-      prefetch.add(lane_block(C, next, lanes));
-    }
-#endif
+    BlockPrefetch prefetch = prefetch_next_block(first, lanes, C.extent(0), A, B, C);
     gemm_block(member, transA, transB, alpha, lane_block(A, first, lanes),
                lane_block(B, first, lanes), beta, lane_block(C, first, lanes), prefetch);
   }
