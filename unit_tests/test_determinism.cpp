@@ -21,6 +21,7 @@
 //    is fused into the FMA), so they are only compared with themselves.
 // Comparisons are memcmp of the results: no tolerance.
 #include "support/reference.hpp"
+#include "support/bitwise.hpp"
 #include "support/configs.hpp"
 
 #include <ibla/ibla.hpp>
@@ -35,28 +36,6 @@ using namespace ibla_test;
 using ibla::Op;
 
 namespace {
-
-template <class T>
-::testing::AssertionResult bitwise_same(const HostBatch<T>& got, const HostBatch<T>& want,
-                                        index_t got_first = 0, index_t want_first = 0,
-                                        index_t count = -1) {
-  if (count < 0) {
-    if (got.batch != want.batch || got.rows != want.rows || got.cols != want.cols)
-      return ::testing::AssertionFailure() << "shapes differ";
-    count = got.batch;
-  }
-  const index_t per = got.rows * got.cols;
-  for (index_t b = 0; b < count; ++b)
-    for (index_t e = 0; e < per; ++e) {
-      const T x = got.matrix(got_first + b)[e], y = want.matrix(want_first + b)[e];
-      if (std::memcmp(&x, &y, sizeof(T)) != 0)
-        return ::testing::AssertionFailure()
-               << "matrix " << got_first + b << " vs " << want_first + b << ", element (" << e % got.rows
-               << "," << e / got.rows << "): " << std::hexfloat << x << " vs " << y
-               << std::defaultfloat << " (difference " << (double(x) - double(y)) << ")";
-    }
-  return ::testing::AssertionSuccess();
-}
 
 template <class T>
 HostBatch<T> slice(const HostBatch<T>& h, index_t first, index_t count) {

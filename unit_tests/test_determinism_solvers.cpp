@@ -11,6 +11,7 @@
 // are well-conditioned (SPD with a dominant diagonal, random LU with
 // pivoting, triangles with a dominant diagonal), so every result is finite
 // and a difference is a real one.
+#include "support/bitwise.hpp"
 #include "support/configs.hpp"
 
 #include <ibla/ibla.hpp>
@@ -28,22 +29,14 @@ using ibla::Uplo;
 
 namespace {
 
+/// The tail-block copies [tail_first, tail_first + count) of matrices
+/// [head, head + count) have the same bits.
 template <class T>
 ::testing::AssertionResult tail_repeats_head(const HostBatch<T>& h, index_t head, index_t tail_first,
                                              index_t count, const char* what) {
-  const index_t per = h.rows * h.cols;
-  for (index_t b = 0; b < count; ++b)
-    if (std::memcmp(h.matrix(tail_first + b), h.matrix(head + b), size_t(per) * sizeof(T)) != 0) {
-      for (index_t e = 0; e < per; ++e) {
-        const T x = h.matrix(tail_first + b)[e], y = h.matrix(head + b)[e];
-        if (std::memcmp(&x, &y, sizeof(T)) != 0)
-          return ::testing::AssertionFailure()
-                 << what << ": matrix " << tail_first + b << " (tail block) vs " << head + b
-                 << " (full block), element (" << e % h.rows << "," << e / h.rows << "): "
-                 << std::hexfloat << x << " vs " << y;
-      }
-    }
-  return ::testing::AssertionSuccess();
+  auto same = bitwise_same(h, h, tail_first, head, count);
+  if (!same) same << " (" << what << ": tail block vs full block)";
+  return same;
 }
 
 template <class IV>
