@@ -4,22 +4,34 @@
 # nvcc from $CUDA_ROOT through Kokkos' nvcc_wrapper). Nothing runs: CI has no
 # GPU. The tests are listed at ctest time (DISCOVERY_MODE PRE_TEST), so on a
 # machine with a GPU `ctest` in the build tree runs them.
-# What is built (measured on the 2-core CI machine: Kokkos for CUDA ~95 s CPU
-# once, cached; nvcc on test_gemm.cpp ~105 s CPU):
-#  - default: ibla_device_check (unit_tests/device/: every batch-level
-#    operation x float/double on LayoutBlockInterleaved<32> and LayoutStride,
-#    i.e. both forms of every kernel's device path) and the unit tests named
-#    in IBLA_CUDA_TESTS (default test_layouts; test_gemm builds too, in
-#    ~105 s CPU, but the device check has GEMM already; not
-#    test_mdspan_mapping, which has no device code on a ViewOffset-based
-#    Kokkos such as 3.4): GoogleTest, the test support, conversions and the
-#    layouts on the device;
-#  - IBLA_CUDA_ALL_TESTS=1: every target of the build (all unit tests and
-#    ibla_device_check), too slow for CI on two cores.
+# What is built: every target of the build (all unit tests and
+# ibla_device_check, which runs each batch-level operation once in float and
+# double on LayoutBlockInterleaved<32> and LayoutStride, the two forms of
+# every kernel's device path). The benchmark is host-only (OpenMP peers,
+# cache flushing) and is not configured.
+# Device code, two modes:
+#  - default (CI): PTX for the compute capability of Kokkos' arch (sm_80 ->
+#    compute_80) with NVVM's optimizer off, through nvcc's own
+#    NVCC_APPEND_FLAGS="-arch=compute_80 -Xcicc -O0" (appended, so it
+#    overrides Kokkos' -arch=sm_80; nvcc warns once per unit that it did).
+#    The CUDA front end (cudafe++ and cicc's EDG) checks all it checks in an
+#    optimized build: host/device calls, templates, lambdas, constexpr; what
+#    is skipped is NVVM's optimization and ptxas (register allocation to
+#    SASS), which a GPU's driver does when it loads the PTX, so the
+#    executables run there too. Measured on the 2-core CI machine for
+#    device/check_double.cpp: cicc 169 s and ptxas 165 s at full
+#    optimization, cicc 12 s for PTX at -O0 (ptxas at -O0 is no cheaper:
+#    201 s).
+#  - IBLA_CUDA_OPTIMIZED=1: Kokkos' flags unchanged (SASS for sm_80 at -O3),
+#    as a user builds; about 6 CPU-minutes per unit of ibla_device_check,
+#    more for the typed tests: give IBLA_CUDA_TARGETS (e.g.
+#    "ibla_device_check") to build less.
 # Each executable built must carry CUDA device code (.nv_fatbin).
 # Skipped with a message when nvcc is absent or IBLA_SKIP_CUDA=1.
-# Environment: CUDA_ROOT (default /usr/local/cuda), IBLA_CUDA_BUILD_DIR
-# (default: <main build>-cuda).
+# Environment: CUDA_ROOT (default /usr/local/cuda), IBLA_CUDA_TARGETS
+# (default: all), IBLA_CUDA_BUILD_DIR (default: <main build>-cuda-ptx, or
+# <main build>-cuda with IBLA_CUDA_OPTIMIZED=1: the flags differ and ninja
+# does not see NVCC_APPEND_FLAGS, so the two never share objects).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export CUDA_ROOT=${CUDA_ROOT:-/usr/local/cuda}
@@ -31,25 +43,48 @@ if [ ! -x "$CUDA_ROOT/bin/nvcc" ]; then
   echo "cuda build: skipped (no nvcc at $CUDA_ROOT/bin/nvcc)"
   exit 0
 fi
-build=${IBLA_CUDA_BUILD_DIR:-${IBLA_BUILD_DIR:-$here/build}-cuda}
+optimized=${IBLA_CUDA_OPTIMIZED:-0}
+host_opt=()
+suffix=-cuda-ptx
+[ "$optimized" = 1 ] && suffix=-cuda
+build=${IBLA_CUDA_BUILD_DIR:-${IBLA_BUILD_DIR:-$here/build}$suffix}
 jobs=$(nproc)
 start=$(date +%s)
 
 prefix=$("$here/scripts/setup_kokkos_cuda.sh" | tail -n1)
 kokkos_done=$(date +%s)
 
+if [ "$optimized" = 1 ]; then
+  mode="SASS at Kokkos' optimization"
+else
+  # The arch Kokkos compiles for, from its exported compile options.
+  sm=$(grep -ho 'arch=sm_[0-9]*' "$prefix"/lib*/cmake/Kokkos/KokkosTargets.cmake | head -n1 | cut -d_ -f2)
+  [ -n "$sm" ] || { echo "cuda build: FAILED: no -arch=sm_NN in Kokkos' exported options" >&2; exit 1; }
+  export NVCC_APPEND_FLAGS="-arch=compute_$sm -Xcicc -O0${NVCC_APPEND_FLAGS:+ $NVCC_APPEND_FLAGS}"
+  mode="PTX for compute_$sm, NVVM -O0, tests' host code -O0"
+  # The host half of a test unit took 46 of its 75 s at -O2 (test_gesv).
+  host_opt=(-DIBLA_TESTS_OPTIMIZATION=-O0)
+fi
+
 # No -march=native here: host code of this build never runs, and nvcc_wrapper
 # forwards host flags to g++ anyway.
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" \
-  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF >/dev/null
-if [ "${IBLA_CUDA_ALL_TESTS:-0}" = 1 ]; then
-  cmake --build "$build" -j "$jobs"
-  targets=$(find "$build/unit_tests" -maxdepth 1 -type f -perm -u+x \( -name 'test_*' -o -name 'ibla_device_check' \) -printf '%f\n' | sort)
+  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF "${host_opt[@]}" >/dev/null
+# nvcc repeats its notice that the appended -arch won for every unit: keep the
+# log readable, keep everything else.
+quiet() { { grep -v "incompatible redefinition for option 'gpu-architecture'" || true; }; }
+target_args=()
+# shellcheck disable=SC2206
+[ -n "${IBLA_CUDA_TARGETS:-}" ] && target_args=(--target $IBLA_CUDA_TARGETS)
+if ! cmake --build "$build" -j "$jobs" "${target_args[@]}" 2>&1 | quiet; then
+  echo "cuda build: FAILED: compiling for CUDA ($mode) in $build" >&2
+  exit 1
+fi
+if [ -n "${IBLA_CUDA_TARGETS:-}" ]; then
+  targets=$IBLA_CUDA_TARGETS
 else
-  targets="ibla_device_check ${IBLA_CUDA_TESTS-test_layouts}"
-  # shellcheck disable=SC2086
-  cmake --build "$build" -j "$jobs" --target $targets
+  targets=$(find "$build/unit_tests" -maxdepth 1 -type f -perm -u+x \( -name 'test_*' -o -name 'ibla_device_check' \) -printf '%f\n' | sort)
 fi
 
 # Each executable carries a CUDA fat binary (device code).
@@ -60,5 +95,5 @@ for t in $targets; do
     exit 1
   fi
 done
-echo "cuda build: $(echo $targets | wc -w) executables with CUDA device code ($(echo $targets));" \
+echo "cuda build ($mode): $(echo $targets | wc -w) executables with CUDA device code ($(echo $targets));" \
      "Kokkos $((kokkos_done - start)) s, ibla $(( $(date +%s) - kokkos_done )) s"
