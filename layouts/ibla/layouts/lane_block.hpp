@@ -74,6 +74,15 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, NewCount, S> with_lanes(const LaneBlock
   return LaneBlock<T, NewCount, S>{b.data, b.rs, b.cs, b.ls, n, b.rows, b.cols};
 }
 
+/// Lane l of a block as a block of one lane (lanes_c<1>): a kernel's vector
+/// form run one matrix at a time, its lane loops of trip count 1 (see
+/// team::getrf for the partial last block on host).
+template <class T, class C, class S>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S> single_lane(const LaneBlock<T, C, S>& b,
+                                                                    int l) {
+  return LaneBlock<T, lanes_c<1>, S>{&b(0, 0, l), b.rs, b.cs, b.ls, {}, b.rows, b.cols};
+}
+
 // ---------------------------------------------------------------------------
 // Per-layout strides. The interleaved layouts answer from InterleavedIndex;
 // Kokkos' own layouts from the View's strides.
