@@ -5,6 +5,11 @@
 // (triangularView::solveInPlace), POTRF/POSV (in-place LLT), GETRF/GESV
 // (in-place PartialPivLU; its row permutation is turned into LAPACK's ipiv
 // when the results are fetched).
+// Instantiated once per precision in impl_eigen_{double,float}.cpp: the
+// fixed-size instantiations of both precisions in one unit were the longest
+// compile of the build (about 290 s), which ended a two-core build alone.
+#pragma once
+
 #include "bench.hpp"
 
 #include <Eigen/Cholesky>
@@ -149,7 +154,5 @@ template <class T>
 void add_eigen(ImplList<T>& out) {
   out.push_back(std::make_unique<EigenFixed<T>>());
 }
-template void add_eigen<float>(ImplList<float>&);
-template void add_eigen<double>(ImplList<double>&);
 
 }  // namespace bench

@@ -1,0 +1,6 @@
+// The double half of the Eigen peer (see impl_eigen.hpp).
+#include "impl_eigen.hpp"
+
+namespace bench {
+template void add_eigen<double>(ImplList<double>&);
+}  // namespace bench
