@@ -1,8 +1,10 @@
 // Device compile check: every batch-level operation of ibla instantiated for
 // one value type on one layout, so that a device build (CUDA) compiles and
-// links each kernel's device path once, without the host-side weight of the
-// typed unit tests that instantiate the same kernels over and over (see
-// scripts/test_stages/30-cuda-build.sh). Not a test: it checks no numbers.
+// links each kernel's device path once, without the weight of the typed unit
+// tests that instantiate the same kernels over and over: the one target to
+// build at full device optimization (IBLA_CUDA_OPTIMIZED=1
+// IBLA_CUDA_TARGETS=ibla_device_check scripts/test_stages/30-cuda-build.sh;
+// CI builds every test, as PTX). Not a test: it checks no numbers.
 // Run on a GPU, it launches every kernel once on a small batch, which shows
 // launch failures (e.g. resource limits) as Kokkos errors.
 // check_float.cpp and check_double.cpp instantiate it on two layouts each:
