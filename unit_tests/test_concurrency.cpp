@@ -2,13 +2,16 @@
 // each on its own execution space instance, get the results they would get
 // alone (checked against CBLAS and bitwise against a sequential run).
 //
-// Kokkos 3.x's OpenMP backend cannot be entered from arbitrary std::threads;
-// its supported way to run several host threads, each with its own OpenMP
-// instance, is OpenMP::partition_master (one "master" thread per partition,
-// each with a private thread pool). With 2 partitions every partition runs
-// its own sequence of ibla calls (gemm and convert on its own Views) while
-// the other does the same. ibla keeps no mutable global state: the calls
-// share nothing but the (read-only) code.
+// Kokkos' OpenMP backend cannot be entered from arbitrary std::threads; its
+// supported way to run several host threads, each with its own OpenMP
+// instance, is OpenMP::partition_master in Kokkos 3.x (one "master" thread
+// per partition, each with a private thread pool) and, since partition_master
+// was removed in 4.0, Experimental::partition_space: instances with their own
+// pools, each used by one thread of an enclosing (nested) OpenMP parallel
+// region, as Kokkos' own TestExecSpacePartitioning does. With 2 partitions
+// every partition runs its own sequence of ibla calls (gemm and convert on
+// its own Views) while the other does the same. ibla keeps no mutable global
+// state: the calls share nothing but the (read-only) code.
 #include "support/reference.hpp"
 
 #include <ibla/ibla.hpp>
@@ -77,20 +80,30 @@ TEST(Concurrency, TwoOpenMPPartitionsCallIblaAtOnce) {
   omp_set_max_active_levels(2);
   std::atomic<int> started{0}, partitions{0};
   std::atomic<bool> overlapped{false};
+  // Partition id of count runs its job on exec.
+  auto run_partition = [&](int id, int count, const Kokkos::OpenMP& exec) {
+    partitions = count;
+    if (count != 2) return;
+    // Wait (bounded) for the other partition so the calls overlap.
+    started.fetch_add(1);
+    for (long spin = 0; started.load() < 2 && spin < 100000000L; ++spin) {
+    }
+    overlapped = overlapped || started.load() == 2;
+    jobs[id].run(exec, repeats);
+  };
+#if KOKKOS_VERSION >= 40000
+  if (Kokkos::OpenMP().concurrency() >= 2) {
+    const auto instances = Kokkos::Experimental::partition_space(Kokkos::OpenMP(), 1, 1);
+#pragma omp parallel num_threads(2)
+    run_partition(omp_get_thread_num(), omp_get_num_threads(),
+                  instances[omp_get_thread_num() % 2]);
+  }
+#else
   Kokkos::OpenMP::partition_master(
-      [&](int id, int count) {
-        partitions = count;
-        if (count != 2) return;
-        // Wait (bounded) for the other partition so the calls overlap.
-        started.fetch_add(1);
-        for (long spin = 0; started.load() < 2 && spin < 100000000L; ++spin) {
-        }
-        overlapped = overlapped || started.load() == 2;
-        jobs[id].run(Kokkos::OpenMP(), repeats);
-      },
-      2, 1);
+      [&](int id, int count) { run_partition(id, count, Kokkos::OpenMP()); }, 2, 1);
+#endif
   omp_set_max_active_levels(levels);
-  if (partitions != 2) GTEST_SKIP() << "OpenMP::partition_master gave no 2 partitions";
+  if (partitions != 2) GTEST_SKIP() << "the OpenMP backend gave no 2 partitions";
   EXPECT_TRUE(overlapped.load());
   for (int t = 0; t < 2; ++t) {
     SCOPED_TRACE(::testing::Message() << "partition " << t);
