@@ -23,6 +23,7 @@
 #include <ibla/core/error.hpp>
 #include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
+#include <ibla/core/square_root.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
 #include <ibla/kernels/static_switch.hpp>
@@ -39,17 +40,6 @@ namespace impl {
 // the 4 pivot reciprocals and 4 + 4 operands stay in AVX-512 registers.
 inline constexpr int potrf_panel_cols = 4;
 inline constexpr int potrf_tile_rows  = 4;
-
-/// Square root on host and device: Kokkos moved its math functions out of
-/// Kokkos::Experimental in 3.7.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION T square_root(T x) {
-#if KOKKOS_VERSION >= 30700
-  return Kokkos::sqrt(x);
-#else
-  return Kokkos::Experimental::sqrt(x);
-#endif
-}
 
 /// Rows [i0, i0 + MR) of panel [j0, j0 + NB) below its diagonal tile, in
 /// registers: update from the columns left of the panel, then solve against
@@ -247,40 +237,56 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
           });
       pa += cs;
     }
+    // The per-lane state (info, failed pivot) in [L] arrays too, one lane
+    // loop per statement, and the square roots through square_root_lanes:
+    // GCC kept the whole per-lane column loop scalar (vsqrtsd, vdivsd).
+    int status[L];
+    T fail_pivot[L];
     for_each_lane(member, A.lanes, [&](const int l) {
-      int status   = info(0, l);
-      T fail_pivot = T(0);
-      IBLA_IMPL_UNROLL
-      for (int c = 0; c < NB; ++c) {
-        const T d      = acc[c][c][l];
-        const bool bad = status == 0 && !(d > T(0));
-        status         = bad ? j0 + c + 1 : status;
-        fail_pivot     = bad ? d : fail_pivot;
-        const T s      = square_root(d);
-        inv[c][l]      = T(1) / s;
-        acc[c][c][l]   = s;
-        IBLA_IMPL_UNROLL
-        for (int r = c + 1; r < NB; ++r) acc[r][c][l] *= inv[c][l];
-        IBLA_IMPL_UNROLL
-        for (int c2 = c + 1; c2 < NB; ++c2)
-          IBLA_IMPL_UNROLL
-          for (int r = c2; r < NB; ++r) acc[r][c2][l] = fused_mul_add(-acc[r][c][l], acc[c2][c][l], acc[r][c2][l]);
-      }
-      const int dn = status == 0 ? n : status - 1;
-      done[l]      = dn;
-      IBLA_IMPL_UNROLL
-      for (int c = 0; c < NB; ++c) {
-        const bool store = j0 + c < dn;
-        IBLA_IMPL_UNROLL
-        for (int r = c + 1; r < NB; ++r) {
-          T& out = A(j0 + r, j0 + c, l);
-          out    = store ? acc[r][c][l] : out;
-        }
-        T& dj = A(j0 + c, j0 + c, l);
-        dj    = store ? acc[c][c][l] : (status == j0 + c + 1 ? fail_pivot : dj);
-      }
-      info(0, l) = status;
+      status[l]     = info(0, l);
+      fail_pivot[l] = T(0);
     });
+    IBLA_IMPL_UNROLL
+    for (int c = 0; c < NB; ++c) {
+      T s[L];
+      for_each_lane(member, A.lanes, [&](const int l) {
+        const T d      = acc[c][c][l];
+        const bool bad = status[l] == 0 && !(d > T(0));
+        status[l]      = bad ? j0 + c + 1 : status[l];
+        fail_pivot[l]  = bad ? d : fail_pivot[l];
+        s[l]           = d;
+      });
+      square_root_lanes(s);
+      for_each_lane(member, A.lanes, [&](const int l) {
+        inv[c][l]    = T(1) / s[l];
+        acc[c][c][l] = s[l];
+      });
+      IBLA_IMPL_UNROLL
+      for (int r = c + 1; r < NB; ++r)
+        for_each_lane(member, A.lanes, [&](const int l) { acc[r][c][l] *= inv[c][l]; });
+      IBLA_IMPL_UNROLL
+      for (int c2 = c + 1; c2 < NB; ++c2)
+        IBLA_IMPL_UNROLL
+        for (int r = c2; r < NB; ++r)
+          for_each_lane(member, A.lanes, [&](const int l) {
+            acc[r][c2][l] = fused_mul_add(-acc[r][c][l], acc[c2][c][l], acc[r][c2][l]);
+          });
+    }
+    for_each_lane(member, A.lanes, [&](const int l) { done[l] = status[l] == 0 ? n : status[l] - 1; });
+    IBLA_IMPL_UNROLL
+    for (int c = 0; c < NB; ++c) {
+      IBLA_IMPL_UNROLL
+      for (int r = c + 1; r < NB; ++r)
+        for_each_lane(member, A.lanes, [&](const int l) {
+          T& out = A(j0 + r, j0 + c, l);
+          out    = j0 + c < done[l] ? acc[r][c][l] : out;
+        });
+      for_each_lane(member, A.lanes, [&](const int l) {
+        T& dj = A(j0 + c, j0 + c, l);
+        dj    = j0 + c < done[l] ? acc[c][c][l] : (status[l] == j0 + c + 1 ? fail_pivot[l] : dj);
+      });
+    }
+    for_each_lane(member, A.lanes, [&](const int l) { info(0, l) = status[l]; });
   }
   int i0 = j0 + NB;
   for (; i0 + MR <= n; i0 += MR) potrf_below_tile_host<MR, NB, L>(member, i0, j0, done, inv, A);
