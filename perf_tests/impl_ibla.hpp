@@ -4,8 +4,20 @@
 //  - "ibla+conv": the user keeps strided storage (column-major matrices one
 //    after another); each call converts the operands into block-interleaved
 //    scratch Views with ibla::convert, computes, and converts the outputs back.
+// Each at two block sizes, L = one and two 64-byte vectors of lanes (8 and
+// 16 doubles, 16 and 32 floats), reported as the better of the two per cell
+// with the L in the variant column: L is the user's choice of layout, and
+// which is faster depends on the operation (measured, double, flushed: two
+// vectors 1.1-1.8x faster on POTRF and POSV, whose pivots are chains of
+// square root and division that the second vector's independent matrices
+// overlap; one vector faster on GEMM and TRSM, whose 4 x 4 tiles of
+// accumulators fill the registers at one vector each). One translation unit
+// per block size (impl_ibla_one_vector.cpp, impl_ibla_two_vectors.cpp), so
+// they compile in parallel.
 // Operations whose kernel header is not in this tree yet are reported absent
 // (__has_include), so the benchmark builds at every stage of the project.
+#pragma once
+
 #include "bench.hpp"
 
 #include <ibla/ibla.hpp>
@@ -36,25 +48,18 @@
 namespace bench {
 namespace {
 
-// Matrices per block: one 64-byte vector of lanes (8 doubles, 16 floats),
-// which is one AVX-512 register per element of a tile.
-#ifndef IBLA_BENCH_LANES_DOUBLE
-#define IBLA_BENCH_LANES_DOUBLE 8
-#endif
-#ifndef IBLA_BENCH_LANES_FLOAT
-#define IBLA_BENCH_LANES_FLOAT 16
-#endif
-template <class T>
-inline constexpr unsigned lanes_v = sizeof(T) == 8 ? IBLA_BENCH_LANES_DOUBLE : IBLA_BENCH_LANES_FLOAT;
+/// Matrices per block: Vectors 64-byte vectors of lanes.
+template <class T, int Vectors>
+inline constexpr unsigned block_lanes = unsigned(Vectors * 64 / int(sizeof(T)));
 
 using Exec = Kokkos::DefaultHostExecutionSpace;
-template <class T>
-using Native3 = Kokkos::View<T***, ibla::LayoutBlockInterleaved<lanes_v<T>>, Kokkos::HostSpace>;
+template <class T, unsigned L>
+using Native3 = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
 // Pivots and info of a batch of T problems share the L of the T operands.
-template <class T>
-using NativeInt2 = Kokkos::View<int**, ibla::LayoutBlockInterleaved<lanes_v<T>>, Kokkos::HostSpace>;
-template <class T>
-using NativeInt1 = Kokkos::View<int*, ibla::LayoutBlockInterleaved<lanes_v<T>>, Kokkos::HostSpace>;
+template <unsigned L>
+using NativeInt2 = Kokkos::View<int**, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+template <unsigned L>
+using NativeInt1 = Kokkos::View<int*, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
 template <class T>
 using Strided3 = Kokkos::View<T***, Kokkos::LayoutStride, Kokkos::HostSpace,
                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -107,20 +112,20 @@ bool ibla_has(OpKind op) {
 }
 
 /// The native operands of one case.
-template <class T>
+template <class T, unsigned L>
 struct NativeSet {
-  Native3<T> A, B, C;
-  NativeInt2<T> ipiv;
-  NativeInt1<T> info;
+  Native3<T, L> A, B, C;
+  NativeInt2<L> ipiv;
+  NativeInt1<L> info;
   void allocate(const HostProblem<T>& p) {
     const Case& c = p.c;
-    A             = Native3<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), c.batch, c.n, c.n);
+    A             = Native3<T, L>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "A"), c.batch, c.n, c.n);
     if (p.has_B())
-      B = Native3<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "B"), c.batch, c.n, p.b_cols());
+      B = Native3<T, L>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "B"), c.batch, c.n, p.b_cols());
     if (p.has_C())
-      C = Native3<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "C"), c.batch, c.n, c.n);
-    if (p.has_ipiv()) ipiv = NativeInt2<T>("ipiv", c.batch, c.n);
-    if (p.has_info()) info = NativeInt1<T>("info", c.batch);
+      C = Native3<T, L>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "C"), c.batch, c.n, c.n);
+    if (p.has_ipiv()) ipiv = NativeInt2<L>("ipiv", c.batch, c.n);
+    if (p.has_info()) info = NativeInt1<L>("info", c.batch);
   }
   void spans(std::vector<Span>& out) const {
     auto add = [&](const auto& v) {
@@ -174,13 +179,13 @@ struct NativeSet {
   }
 };
 
-template <class T>
+template <class T, unsigned L>
 struct IblaNative final : Impl<T> {
   const HostProblem<T>* in = nullptr;
-  NativeSet<T> pristine, work;
+  NativeSet<T, L> pristine, work;
   Exec exec;
   std::string group() const override { return "ibla"; }
-  std::string name() const override { return "ibla<L=" + std::to_string(lanes_v<T>) + ">"; }
+  std::string name() const override { return "ibla<L=" + std::to_string(L) + ">"; }
   std::string absent(const Case& c) const override {
     return ibla_has(c.op) ? "" : "kernel not in this tree yet";
   }
@@ -206,16 +211,17 @@ struct IblaNative final : Impl<T> {
     work.convert(exec, out, false, false);
     exec.fence();
   }
-  void teardown() override { pristine = NativeSet<T>(), work = NativeSet<T>(); }
+  void teardown() override { pristine = NativeSet<T, L>(), work = NativeSet<T, L>(); }
 };
 
-template <class T>
+template <class T, unsigned L>
 struct IblaConvert final : Impl<T> {
   const HostProblem<T>* in = nullptr;
-  HostProblem<T> user;   // the user's strided storage
-  NativeSet<T> scratch;  // block-interleaved scratch
+  HostProblem<T> user;      // the user's strided storage
+  NativeSet<T, L> scratch;  // block-interleaved scratch
   Exec exec;
   std::string group() const override { return "ibla+conv"; }
+  std::string name() const override { return "ibla+conv<L=" + std::to_string(L) + ">"; }
   std::string absent(const Case& c) const override {
     return ibla_has(c.op) ? "" : "kernel not in this tree yet";
   }
@@ -250,27 +256,17 @@ struct IblaConvert final : Impl<T> {
     if (user.has_ipiv()) parallel_copy(out.ipiv.data(), user.ipiv.data(), user.ipiv.bytes());
     if (user.has_info()) parallel_copy(out.info.data(), user.info.data(), user.info.bytes());
   }
-  void teardown() override { user = HostProblem<T>(), scratch = NativeSet<T>(); }
+  void teardown() override { user = HostProblem<T>(), scratch = NativeSet<T, L>(); }
 };
 
 }  // namespace
 
-std::string ibla_ops_available() {
-  std::string s = "gemm";
-  for (auto [op, name] : {std::pair{OpKind::trsm, "trsm"}, std::pair{OpKind::potrf, "potrf"},
-                          std::pair{OpKind::getrf, "getrf"}, std::pair{OpKind::posv, "posv"},
-                          std::pair{OpKind::gesv, "gesv"}})
-    if (ibla_has(op)) s += std::string(" ") + name;
-  return s;
+/// ibla on blocks of Vectors 64-byte vectors of lanes, both ways.
+template <class T, int Vectors>
+void add_ibla_blocks(ImplList<T>& out) {
+  constexpr unsigned L = block_lanes<T, Vectors>;
+  out.push_back(std::make_unique<IblaNative<T, L>>());
+  out.push_back(std::make_unique<IblaConvert<T, L>>());
 }
-
-template <class T>
-void add_ibla(ImplList<T>& out) {
-  out.push_back(std::make_unique<IblaNative<T>>());
-  out.push_back(std::make_unique<IblaConvert<T>>());
-}
-
-template void add_ibla<float>(ImplList<float>&);
-template void add_ibla<double>(ImplList<double>&);
 
 }  // namespace bench
