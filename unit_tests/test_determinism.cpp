@@ -1,7 +1,7 @@
 // Determinism: the same input gives bitwise identical results
 //  - whatever the number of threads: the default execution space (OpenMP
 //    with OMP_NUM_THREADS threads; ctest runs this binary with 2 and with 3),
-//    a one-thread OpenMP partition (OpenMP::partition_master) and
+//    a one-thread OpenMP partition (partition_master / partition_space) and
 //    Kokkos::Serial;
 //  - whatever the batch is split into: the whole batch in one call vs the
 //    batch cut into pieces of odd sizes, each its own View and call, so that
@@ -29,7 +29,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <functional>
 #include <omp.h>
 
 using namespace ibla_test;
@@ -94,21 +93,40 @@ constexpr bool host_reaches_default_memory =
     Kokkos::SpaceAccessibility<Kokkos::DefaultHostExecutionSpace,
                                Kokkos::DefaultExecutionSpace::memory_space>::accessible;
 
-/// Runs f() on one OpenMP thread through a one-thread partition of the
-/// OpenMP pool (Kokkos 3.x); returns false where that is not possible.
-bool on_one_openmp_thread(const std::function<void()>& f) {
+/// Runs f(exec) with exec an OpenMP execution space instance of one thread:
+/// a one-thread partition of the OpenMP pool (OpenMP::partition_master on
+/// Kokkos 3.x, Experimental::partition_space since 4.0, which removed
+/// partition_master); returns false where that is not possible.
+template <class F>
+bool on_one_openmp_thread(const F& f) {
 #if defined(KOKKOS_ENABLE_OPENMP)
+#if KOKKOS_VERSION >= 40000
+  const int threads = Kokkos::OpenMP().concurrency();
+  Kokkos::OpenMP one;
+  // Weights 1.5 : threads - 1.5 give the first partition floor(1.5) = 1
+  // thread whatever the rounding of 1.5 / threads * threads.
+  if (threads > 1) one = Kokkos::Experimental::partition_space(Kokkos::OpenMP(), 1.5, threads - 1.5)[0];
+  int width = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::RangePolicy<Kokkos::OpenMP>(one, 0, 64),
+      [](int, int& w) { w = w > omp_get_num_threads() ? w : omp_get_num_threads(); },
+      Kokkos::Max<int>(width));
+  if (width != 1) return false;
+  f(one);
+  return true;
+#else
   const int levels = omp_get_max_active_levels();
   omp_set_max_active_levels(2);  // partition_master needs nested parallelism
   bool ran_alone = false;
   Kokkos::OpenMP::partition_master(
       [&](int, int) {
         ran_alone = Kokkos::OpenMP::concurrency() == 1;
-        if (ran_alone) f();
+        if (ran_alone) f(Kokkos::OpenMP());
       },
       1, 1);
   omp_set_max_active_levels(levels);
   return ran_alone;
+#endif
 #else
   (void)f;
   return false;
@@ -149,8 +167,7 @@ void check_gemm_determinism(Op ta, Op tb, int m, int n, int k) {
     ASSERT_TRUE(bitwise_same(c.template run<Layout>(Kokkos::Serial()), whole)) << "Kokkos::Serial";
 #endif
     HostBatch<T> one;
-    if (on_one_openmp_thread(
-            [&] { one = c.template run<Layout>(Kokkos::DefaultHostExecutionSpace()); }))
+    if (on_one_openmp_thread([&](const auto& exec1) { one = c.template run<Layout>(exec1); }))
       ASSERT_TRUE(bitwise_same(one, whole)) << "one OpenMP thread";
   }
 }
