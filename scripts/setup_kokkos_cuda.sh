@@ -12,7 +12,9 @@
 #    __half (half_t::impl_type(val)) and __half2double is gone, and
 #    cudaMemPrefetchAsync takes a cudaMemLocation and flags.
 #  - Arch: Kokkos_ARCH_AMPERE80 (sm_80). 3.4.01 knows no Hopper arch; sm_80
-#    code plus its compute_80 PTX runs on Hopper (H100) by JIT.
+#    code plus its compute_80 PTX runs on Hopper (H100) by JIT, once the
+#    patch lets Kokkos::Cuda::initialize accept a newer device (unpatched it
+#    aborts on an H100: compiled 8.0, device 9.0).
 #  - Compiler: Kokkos' nvcc_wrapper with nvcc from $CUDA_ROOT (default
 #    /usr/local/cuda) and g++ as host compiler. Consumers configure with
 #    CMAKE_CXX_COMPILER=<prefix>/bin/nvcc_wrapper and CUDA_ROOT exported.
