@@ -60,7 +60,7 @@ TEST(Convert, RankTwoVectors) {
   auto hx = Kokkos::create_mirror_view(x);
   for (index_t b = 0; b < batch; ++b)
     for (index_t i = 0; i < n; ++i) hx(b, i) = double(b * 100 + i);
-  Kokkos::deep_copy(x, hx);
+  mirror_copy(x, hx);
   ibla::convert(Kokkos::DefaultExecutionSpace(), x, xi);
   auto hxi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), xi);
   for (index_t b = 0; b < batch; ++b)
