@@ -64,7 +64,7 @@ void usage() {
       "                   kk-simd+conv,libxsmm,eigen (default all)\n"
       "  --modes LIST     flushed,warm (default both)\n"
       "  --reps N         timed repetitions per cell, median reported (default 11)\n"
-      "  --quick          about a minute: n in {2,8,16,32}, fewer cells\n"
+      "  --quick          a few minutes: n in {2,8,16,32}, fewer cells\n"
       "  --csv FILE       write every measurement to FILE\n"
       "  --plot DIR       write GFLOP/s-vs-n plots (PNG, gnuplot) into DIR\n"
       "  --help           this text\n"
