@@ -60,13 +60,13 @@ TEST(Convert, RankTwoVectors) {
   auto hx = Kokkos::create_mirror_view(x);
   for (index_t b = 0; b < batch; ++b)
     for (index_t i = 0; i < n; ++i) hx(b, i) = double(b * 100 + i);
-  mirror_copy(x, hx);
+  ibla::deep_copy(x, hx);
   ibla::convert(Kokkos::DefaultExecutionSpace(), x, xi);
-  auto hxi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), xi);
+  auto hxi = ibla::create_mirror_view_and_copy(Kokkos::HostSpace(), xi);
   for (index_t b = 0; b < batch; ++b)
     for (index_t i = 0; i < n; ++i) ASSERT_EQ(hxi(b, i), double(b * 100 + i));
   ibla::convert(Kokkos::DefaultExecutionSpace(), xi, back);
-  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), back);
+  auto hb = ibla::create_mirror_view_and_copy(Kokkos::HostSpace(), back);
   for (index_t b = 0; b < batch; ++b)
     for (index_t i = 0; i < n; ++i) ASSERT_EQ(hb(b, i), double(b * 100 + i));
 }

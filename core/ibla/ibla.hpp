@@ -5,6 +5,7 @@
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/layouts/lane_block.hpp>
+#include <ibla/layouts/deep_copy.hpp>
 #include <ibla/layouts/layouts.hpp>
 #include <ibla/layouts/pointer_array.hpp>
 #include <ibla/kernels/convert.hpp>

@@ -76,7 +76,7 @@ Result spd_batch(ibla::index_t batch, int n, unsigned seed) {
   // Back into the application's storage.
   AppView A_app("A_app", batch, n, n);
   ibla::convert(exec, A, A_app);
-  auto A_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A_app);
+  auto A_host = ibla::create_mirror_view_and_copy(Kokkos::HostSpace(), A_app);
 
   // Each entry is a sum of n + 1 terms; its rounding error is bounded by
   // gamma_{n+1} * sum |terms| (Higham, Accuracy and Stability, 3.1) with
@@ -117,8 +117,8 @@ Result spd_batch(ibla::index_t batch, int n, unsigned seed) {
   ibla::posv(exec, ibla::Uplo::Lower, A, X, info);
   AppVectors x_app("x_app", batch, n);
   ibla::convert(exec, X, x_app);
-  auto x_host    = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x_app);
-  auto info_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
+  auto x_host    = ibla::create_mirror_view_and_copy(Kokkos::HostSpace(), x_app);
+  auto info_host = ibla::create_mirror_view_and_copy(Kokkos::HostSpace(), info);
 
   // Normwise backward error of each solution (Rigal and Gaches; Higham,
   // Accuracy and Stability, Thm 7.1, with E = A, infinity norms):

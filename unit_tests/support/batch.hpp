@@ -74,26 +74,6 @@ view_t<T, Layout> make_view(const std::string& label, index_t b, index_t m, inde
   return ViewOf<T, Layout>::make(label, b, m, n);
 }
 
-/// deep_copy between a View and its mirror (same layout, extents and span).
-/// Across memory spaces it copies the whole allocation as one contiguous
-/// rank-1 span: Kokkos 3.4 throws "deep_copy with no available copy
-/// mechanism" for Views in two spaces neither can reach when their span is
-/// not contiguous (LayoutBlockInterleaved with a padded last block,
-/// LayoutStride), which stopped the whole suite on a GPU (H100).
-template <class Dst, class Src>
-void mirror_copy(const Dst& dst, const Src& src) {
-  if constexpr (std::is_same<typename Dst::memory_space, typename Src::memory_space>::value) {
-    Kokkos::deep_copy(dst, src);
-  } else {
-    using T = typename Dst::non_const_value_type;
-    if (dst.span() != src.span()) throw std::logic_error("mirror_copy: spans differ");
-    Kokkos::View<T*, typename Dst::memory_space, Kokkos::MemoryUnmanaged> d(dst.data(), dst.span());
-    Kokkos::View<const T*, typename Src::memory_space, Kokkos::MemoryUnmanaged> s(src.data(),
-                                                                                  src.span());
-    Kokkos::deep_copy(d, s);
-  }
-}
-
 /// Rank-3 View <- host batch, element by element through View indexing.
 template <class View, class T>
 void fill_view(const View& v, const HostBatch<T>& h) {
@@ -101,7 +81,7 @@ void fill_view(const View& v, const HostBatch<T>& h) {
   for (index_t b = 0; b < h.batch; ++b)
     for (index_t j = 0; j < h.cols; ++j)
       for (index_t i = 0; i < h.rows; ++i) m(b, i, j) = h(b, i, j);
-  mirror_copy(v, m);
+  ibla::deep_copy(v, m);
 }
 
 template <class View>
@@ -109,7 +89,7 @@ HostBatch<typename View::non_const_value_type> read_view(const View& v) {
   HostBatch<typename View::non_const_value_type> h(index_t(v.extent(0)), index_t(v.extent(1)),
                                                    index_t(v.extent(2)));
   auto m = Kokkos::create_mirror_view(v);
-  mirror_copy(m, v);
+  ibla::deep_copy(m, v);
   for (index_t b = 0; b < h.batch; ++b)
     for (index_t j = 0; j < h.cols; ++j)
       for (index_t i = 0; i < h.rows; ++i) h(b, i, j) = m(b, i, j);
@@ -125,7 +105,9 @@ template <class Layout>
 std::string layout_name() {
   if constexpr (std::is_same<Layout, Kokkos::LayoutLeft>::value) return "LayoutLeft";
   else if constexpr (std::is_same<Layout, Kokkos::LayoutRight>::value) return "LayoutRight";
-  else if constexpr (std::is_same<Layout, LayoutStrideColMajor>::value) return "LayoutStride";
+  else if constexpr (std::is_same<Layout, LayoutStrideColMajor>::value ||
+                     std::is_same<Layout, Kokkos::LayoutStride>::value)
+    return "LayoutStride";
   else if constexpr (std::is_same<Layout, ibla::LayoutInterleaved>::value) return "Interleaved";
   else return "BlockInterleaved<" + std::to_string(Layout::lanes_per_block) + ">";
 }

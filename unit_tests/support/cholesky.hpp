@@ -48,7 +48,7 @@ typename InfoViewOf<Layout>::type make_info(index_t b) {
 template <class View>
 std::vector<int> read_info(const View& v) {
   auto m = Kokkos::create_mirror_view(v);
-  mirror_copy(m, v);
+  ibla::deep_copy(m, v);
   std::vector<int> out(v.extent(0));
   for (size_t b = 0; b < out.size(); ++b) out[b] = m(b);
   return out;
@@ -59,7 +59,7 @@ template <class View>
 void poison_info(const View& v) {
   auto m = Kokkos::create_mirror_view(v);
   for (size_t b = 0; b < v.extent(0); ++b) m(b) = -777;
-  mirror_copy(v, m);
+  ibla::deep_copy(v, m);
 }
 
 // ---------------------------------------------------------------------------
