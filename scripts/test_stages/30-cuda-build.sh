@@ -4,11 +4,11 @@
 # nvcc from $CUDA_ROOT through Kokkos' nvcc_wrapper). Nothing runs: CI has no
 # GPU. The tests are listed at ctest time (DISCOVERY_MODE PRE_TEST), so on a
 # machine with a GPU `ctest` in the build tree runs them.
-# What is built: every target of the build (all unit tests and
+# What is built: every target of the build (all unit tests;
 # ibla_device_check, which runs each batch-level operation once in float and
 # double on LayoutBlockInterleaved<32> and LayoutStride, the two forms of
-# every kernel's device path). The benchmark is host-only (OpenMP peers,
-# cache flushing) and is not configured.
+# every kernel's device path; and the device benchmark ibla_device_bench,
+# ibla vs cuBLAS/cuSOLVER, perf_tests/device/).
 # Device code, two modes:
 #  - default (CI): PTX for the compute capability of Kokkos' arch (sm_80 ->
 #    compute_80) with NVVM's optimizer off, through nvcc's own
@@ -70,7 +70,7 @@ fi
 # forwards host flags to g++ anyway.
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" \
-  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF "${host_opt[@]}" >/dev/null
+  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=ON "${host_opt[@]}" >/dev/null
 # nvcc repeats its notice that the appended -arch won for every unit: keep the
 # log readable, keep everything else.
 quiet() { { grep -v "incompatible redefinition for option 'gpu-architecture'" || true; }; }
@@ -84,13 +84,15 @@ fi
 if [ -n "${IBLA_CUDA_TARGETS:-}" ]; then
   targets=$IBLA_CUDA_TARGETS
 else
-  targets=$(find "$build/unit_tests" -maxdepth 1 -type f -perm -u+x \( -name 'test_*' -o -name 'ibla_device_check' \) -printf '%f\n' | sort)
+  targets=$(find "$build/unit_tests" "$build/perf_tests/device" -maxdepth 1 -type f -perm -u+x \
+              \( -name 'test_*' -o -name 'ibla_device_check' -o -name 'ibla_device_bench' \) -printf '%f\n' | sort)
 fi
+path_of() { [ "$1" = ibla_device_bench ] && echo "$build/perf_tests/device/$1" || echo "$build/unit_tests/$1"; }
 
 # Each executable carries a CUDA fat binary (device code).
 [ -n "$targets" ] || { echo "cuda build: FAILED: nothing built in $build/unit_tests" >&2; exit 1; }
 for t in $targets; do
-  if ! readelf -S "$build/unit_tests/$t" | grep -q '\.nv_fatbin'; then
+  if ! readelf -S "$(path_of "$t")" | grep -c '\.nv_fatbin' >/dev/null; then
     echo "cuda build: FAILED: $t has no CUDA device code" >&2
     exit 1
   fi
