@@ -76,13 +76,9 @@ bool bitwise_equal(const View& v, const HostBatch<typename View::non_const_value
 template <class C>
 class EdgeGemm : public ::testing::Test {};
 
-using Configs = ::testing::Types<Config<double, ibla::LayoutBlockInterleaved<8>>,
-                                 Config<float, ibla::LayoutBlockInterleaved<16>>,
-                                 Config<double, ibla::LayoutInterleaved>,
-                                 Config<float, Kokkos::LayoutLeft>,
-                                 Config<double, Kokkos::LayoutRight>,
-                                 Config<float, LayoutStrideColMajor>>;
-TYPED_TEST_SUITE(EdgeGemm, Configs);
+// The size sweep's configurations (every layout): their gemm is compiled
+// once for test_gemm, test_determinism and this file (support/instances.hpp).
+TYPED_TEST_SUITE(EdgeGemm, SweepConfigs);
 
 // One NaN, +Inf or -Inf planted per problem in A, in B, or in both, at a
 // position that depends on the problem, for every op combination; C is

@@ -36,11 +36,6 @@ class Gesv : public ::testing::Test {};
 
 TYPED_TEST_SUITE(Gesv, SolverSweepConfigs);
 
-template <class Layout>
-using info_view_t =
-    std::conditional_t<ibla::is_block_interleaved_layout<Layout>::value, Kokkos::View<int*, Layout>,
-                       Kokkos::View<int*>>;
-
 inline lapack_int ref_getri(int n, double* a, const int* ipiv) {
   std::vector<double> work(size_t(std::max(1, 64 * n)));
   return LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, a, std::max(1, n), ipiv, work.data(),
@@ -135,7 +130,7 @@ index_t run_gesv(const HostBatch<T>& hA, const HostBatch<T>& hB, const char* wha
                                     << " n " << n << " nrhs " << nrhs << (Rank2 ? " rank-2 B" : ""));
   auto A    = make_view<T, Layout>("A", batch, n, n);
   auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, n);
-  info_view_t<Layout> info("info", batch);
+  auto info = make_info<Layout>(batch);
   fill_view(A, hA);
   HostBatch<T> got_x;
   if constexpr (Rank2) {
@@ -361,7 +356,7 @@ TEST(GesvErrors, BadArgumentsThrowAndTouchNothing) {
   using V  = Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>>;
   using V2 = Kokkos::View<double**, ibla::LayoutBlockInterleaved<8>>;
   using P  = Kokkos::View<int**, ibla::LayoutBlockInterleaved<8>>;
-  using I  = Kokkos::View<int*>;
+  using I  = Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>>;
   const auto exec = Kokkos::DefaultExecutionSpace();
   V A("A", 10, 5, 5), B("B", 10, 5, 2);
   P ipiv("ipiv", 10, 5);
@@ -424,7 +419,7 @@ TEST(GesvErrors, BadArgumentsThrowAndTouchNothing) {
 TEST(GesvEmpty, ZeroSizesAreNoOps) {
   using V = Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>>;
   using P = Kokkos::View<int**, ibla::LayoutBlockInterleaved<8>>;
-  Kokkos::View<int*> info("info", 6);
+  Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info("info", 6);
   Kokkos::deep_copy(info, 3);
   EXPECT_NO_THROW(ibla::gesv(Kokkos::DefaultExecutionSpace(), V("A", 6, 0, 0), P("p", 6, 0),
                              V("B", 6, 0, 2), info));

@@ -23,13 +23,6 @@ class Getrf : public ::testing::Test {};
 
 TYPED_TEST_SUITE(Getrf, SweepConfigs);
 
-/// info in the layout of A where that is a batch layout of its own (block-
-/// interleaved), a plain View<int*> otherwise.
-template <class Layout>
-using info_view_t =
-    std::conditional_t<ibla::is_block_interleaved_layout<Layout>::value, Kokkos::View<int*, Layout>,
-                       Kokkos::View<int*>>;
-
 /// Factors hA with ibla::getrf and checks it against LAPACKE. Returns the
 /// number of problems compared element-wise.
 template <class T, class Layout>
@@ -40,7 +33,7 @@ index_t run_getrf(const HostBatch<T>& hA, const char* what) {
                                     << " m " << m << " n " << n);
   auto A    = make_view<T, Layout>("A", batch, m, n);
   auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, k);
-  info_view_t<Layout> info("info", batch);
+  auto info = make_info<Layout>(batch);
   fill_view(A, hA);
   // Garbage in the outputs: getrf must write every entry.
   fill_rank2(ipiv, std::vector<int>(size_t(batch * k), -7));
@@ -209,7 +202,7 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   for (index_t b = 0; b < batch; ++b) hA(b, int(b % n), int(b % 3)) = nan;
   auto A    = make_view<T, Layout>("A", batch, n, n);
   auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, n);
-  info_view_t<Layout> info("info", batch);
+  auto info = make_info<Layout>(batch);
   fill_view(A, hA);
   ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
   const auto ref = ref_getrf_batch(hA);
@@ -226,13 +219,13 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
 TEST(GetrfEmpty, ZeroSizesWriteInfoZero) {
   Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>> A("A", 13, 0, 4);
   Kokkos::View<int**, ibla::LayoutBlockInterleaved<8>> ipiv("ipiv", 13, 0);
-  Kokkos::View<int*> info("info", 13);
+  Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info("info", 13);
   Kokkos::deep_copy(info, 5);
   ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
   EXPECT_EQ(read_rank1(info), std::vector<int>(13, 0));
   Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>> A0("A", 0, 3, 3);
   Kokkos::View<int**, ibla::LayoutBlockInterleaved<8>> ipiv0("ipiv", 0, 3);
-  Kokkos::View<int*> info0("info", 0);
+  Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info0("info", 0);
   EXPECT_NO_THROW(ibla::getrf(Kokkos::DefaultExecutionSpace(), A0, ipiv0, info0));
 }
 
@@ -293,7 +286,7 @@ TEST(GetrfErrors, BadArgumentsThrowAndTouchNothing) {
   V A("A", 10, 4, 6);
   Kokkos::deep_copy(A, 3.0);
   P ipiv("ipiv", 10, 4);
-  Kokkos::View<int*> info("info", 10);
+  Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info("info", 10);
   Kokkos::deep_copy(ipiv, 9);
   Kokkos::deep_copy(info, 9);
   auto untouched = [&] {
@@ -318,9 +311,9 @@ TEST(GetrfErrors, BadArgumentsThrowAndTouchNothing) {
   };
   expect_error([&] { ibla::getrf(exec, A, P("p", 10, 6), info); }, "ipiv");   // min(m, n) = 4
   expect_error([&] { ibla::getrf(exec, A, P("p", 9, 4), info); }, "ipiv");    // batch
-  expect_error([&] { ibla::getrf(exec, A, ipiv, Kokkos::View<int*>("i", 11)); }, "info");
+  expect_error([&] { ibla::getrf(exec, A, ipiv, decltype(info)("i", 11)); }, "info");
   expect_error([&] { ibla::getrf(exec, A, P(), info); }, "ipiv");
-  expect_error([&] { ibla::getrf(exec, A, ipiv, Kokkos::View<int*>()); }, "info");
+  expect_error([&] { ibla::getrf(exec, A, ipiv, decltype(info)()); }, "info");
   expect_error(
       [&] {
         ibla::getrf(exec, A, Kokkos::View<int**, ibla::LayoutBlockInterleaved<4>>("p", 10, 4), info);

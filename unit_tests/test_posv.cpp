@@ -321,7 +321,7 @@ TEST(PosvEmpty, ZeroBatchZeroOrderZeroRhs) {
   const auto exec = Kokkos::DefaultExecutionSpace();
   BI A("A", 0, 3, 3), B("B", 0, 3, 2), A0("A", 5, 0, 0), B0("B", 5, 0, 2), A3("A", 5, 3, 3),
       B30("B", 5, 3, 0);
-  Kokkos::View<int*> info0("info", 0), info("info", 5);
+  Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info0("info", 0), info("info", 5);
   EXPECT_NO_THROW(ibla::posv(exec, Uplo::Lower, A, B, info0));
   EXPECT_NO_THROW(ibla::potrs(exec, Uplo::Lower, A0, B0));
   poison_info(info);

@@ -305,7 +305,7 @@ TEST(PotrfErrors, BadArgumentsThrowAndTouchNothing) {
 
 TEST(PotrfEmpty, ZeroBatchAndZeroOrder) {
   Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>> A("A", 0, 3, 3), A0("A", 5, 0, 0);
-  Kokkos::View<int*> info("info", 0), info5("info", 5);
+  Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info("info", 0), info5("info", 5);
   EXPECT_NO_THROW(ibla::potrf(Kokkos::DefaultExecutionSpace(), Uplo::Lower, A, info));
   poison_info(info5);
   ibla::potrf(Kokkos::DefaultExecutionSpace(), Uplo::Upper, A0, info5);

@@ -74,6 +74,49 @@ view_t<T, Layout> make_view(const std::string& label, index_t b, index_t m, inde
   return ViewOf<T, Layout>::make(label, b, m, n);
 }
 
+// ---------------------------------------------------------------------------
+// Rank-2 Views (batch, k) of any layout: pivots (int) and right-hand sides.
+template <class V, class Layout>
+struct Rank2ViewOf {
+  using type = Kokkos::View<V**, Layout>;
+  static type make(const std::string& label, index_t b, index_t k) { return type(label, b, k); }
+};
+template <class V>
+struct Rank2ViewOf<V, LayoutStrideColMajor> {
+  using type = Kokkos::View<V**, Kokkos::LayoutStride>;
+  static type make(const std::string& label, index_t b, index_t k) {
+    // Padded like the rank-3 strided Views: vectors k + 3 apart.
+    Kokkos::LayoutStride layout(size_t(b), size_t(k) + 3, size_t(k), 1);
+    return type(label, layout);
+  }
+};
+template <class V, class Layout>
+using rank2_view_t = typename Rank2ViewOf<V, Layout>::type;
+template <class V, class Layout>
+rank2_view_t<V, Layout> make_rank2_view(const std::string& label, index_t b, index_t k) {
+  return Rank2ViewOf<V, Layout>::make(label, b, k);
+}
+
+// ---------------------------------------------------------------------------
+// Rank-1 int Views (info) in every layout: the layout of the batch, and for
+// LayoutStrideColMajor a LayoutStride View with every third int used.
+template <class Layout>
+struct InfoViewOf {
+  using type = Kokkos::View<int*, Layout>;
+  static type make(index_t b) { return type("info", b); }
+};
+template <>
+struct InfoViewOf<LayoutStrideColMajor> {
+  using type = Kokkos::View<int*, Kokkos::LayoutStride>;
+  static type make(index_t b) { return type("info", Kokkos::LayoutStride(size_t(b), 3)); }
+};
+template <class Layout>
+typename InfoViewOf<Layout>::type make_info(index_t b) {
+  return InfoViewOf<Layout>::make(b);
+}
+template <class Layout>
+using info_view_t = typename InfoViewOf<Layout>::type;
+
 /// Rank-3 View <- host batch, element by element through View indexing.
 template <class View, class T>
 void fill_view(const View& v, const HostBatch<T>& h) {

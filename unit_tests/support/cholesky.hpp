@@ -30,21 +30,7 @@ inline index_t cycled_batch(int lanes, int c, int big_every = 10) {
 }
 
 // ---------------------------------------------------------------------------
-// Rank-1 int Views (info) in every layout.
-template <class Layout>
-struct InfoViewOf {
-  using type = Kokkos::View<int*, Layout>;
-  static type make(index_t b) { return type("info", b); }
-};
-template <>
-struct InfoViewOf<LayoutStrideColMajor> {
-  using type = Kokkos::View<int*, Kokkos::LayoutStride>;
-  static type make(index_t b) { return type("info", Kokkos::LayoutStride(size_t(b), 3)); }
-};
-template <class Layout>
-typename InfoViewOf<Layout>::type make_info(index_t b) {
-  return InfoViewOf<Layout>::make(b);
-}
+// info Views (support/batch.hpp: make_info) read back and poisoned.
 template <class View>
 std::vector<int> read_info(const View& v) {
   auto m = Kokkos::create_mirror_view(v);

@@ -17,6 +17,29 @@ struct Config {
   using layout_type = Layout;
 };
 
+// The configurations by name (the lists below and the explicit
+// instantiations of support/instances.hpp name them).
+namespace cfg {
+using d_block8  = Config<double, ibla::LayoutBlockInterleaved<8>>;
+using f_block16 = Config<float, ibla::LayoutBlockInterleaved<16>>;
+using d_block5  = Config<double, ibla::LayoutBlockInterleaved<5>>;
+using f_block8  = Config<float, ibla::LayoutBlockInterleaved<8>>;
+using f_interl  = Config<float, ibla::LayoutInterleaved>;
+using d_left    = Config<double, Kokkos::LayoutLeft>;
+using f_right   = Config<float, Kokkos::LayoutRight>;
+using d_stride  = Config<double, LayoutStrideColMajor>;
+}  // namespace cfg
+
+// Each list once, as X(config) SEP X(config) ...: spelled as a gtest type
+// list here and as explicit instantiations in support/instances.hpp.
+#define IBLA_TEST_SWEEP_CONFIGS(X, SEP)                                                        \
+  X(d_block8) SEP X(f_block16) SEP X(d_block5) SEP X(f_block8) SEP X(f_interl) SEP X(d_left) \
+  SEP X(f_right) SEP X(d_stride)
+#define IBLA_TEST_SOLVER_SWEEP_CONFIGS(X, SEP) \
+  X(d_block8) SEP X(f_block16) SEP X(d_block5) SEP X(f_interl) SEP X(d_stride)
+#define IBLA_TEST_CONFIG_NAME(c) cfg::c
+#define IBLA_TEST_COMMA ,
+
 // The configurations of the size sweeps (every operation, every n, every op
 // or uplo combination). Every layout appears, each precision on the native
 // layout with a full-width block (8 doubles, 16 floats = one 64-byte vector),
@@ -26,11 +49,7 @@ struct Config {
 // layouts run in one precision each instead of both: each configuration
 // costs a full instantiation of the kernels, and the compile time of the
 // test suite is what keeps CI short.
-using SweepConfigs = ::testing::Types<
-    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
-    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutBlockInterleaved<8>>,
-    Config<float, ibla::LayoutInterleaved>, Config<double, Kokkos::LayoutLeft>,
-    Config<float, Kokkos::LayoutRight>, Config<double, LayoutStrideColMajor>>;
+using SweepConfigs = ::testing::Types<IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA)>;
 
 // The solver sweeps (trsm, potrf, posv, gesv) instantiate the triangular
 // solve tiles many times each (masks, fused chains); five configurations
@@ -39,10 +58,8 @@ using SweepConfigs = ::testing::Types<
 // (unit: LayoutInterleaved; runtime: LayoutStride). LayoutLeft and
 // LayoutRight run through the same lane_block paths in test_getrf and the
 // edge-case tests.
-using SolverSweepConfigs = ::testing::Types<
-    Config<double, ibla::LayoutBlockInterleaved<8>>, Config<float, ibla::LayoutBlockInterleaved<16>>,
-    Config<double, ibla::LayoutBlockInterleaved<5>>, Config<float, ibla::LayoutInterleaved>,
-    Config<double, LayoutStrideColMajor>>;
+using SolverSweepConfigs =
+    ::testing::Types<IBLA_TEST_SOLVER_SWEEP_CONFIGS(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA)>;
 
 /// Matrices per block of a batch-level call on Views of this layout: L of a
 /// block-interleaved layout, else the library's default for T (batch counts
@@ -57,3 +74,5 @@ constexpr int lanes_of() {
 }
 
 }  // namespace ibla_test
+
+#include "support/instances.hpp"

@@ -32,29 +32,6 @@
 
 namespace ibla_test {
 
-// ---------------------------------------------------------------------------
-// Rank-2 Views (batch, k) of any layout: pivots (int) and right-hand sides.
-template <class V, class Layout>
-struct Rank2ViewOf {
-  using type = Kokkos::View<V**, Layout>;
-  static type make(const std::string& label, index_t b, index_t k) { return type(label, b, k); }
-};
-template <class V>
-struct Rank2ViewOf<V, LayoutStrideColMajor> {
-  using type = Kokkos::View<V**, Kokkos::LayoutStride>;
-  static type make(const std::string& label, index_t b, index_t k) {
-    // Padded like the rank-3 strided Views: vectors k + 3 apart.
-    Kokkos::LayoutStride layout(size_t(b), size_t(k) + 3, size_t(k), 1);
-    return type(label, layout);
-  }
-};
-template <class V, class Layout>
-using rank2_view_t = typename Rank2ViewOf<V, Layout>::type;
-template <class V, class Layout>
-rank2_view_t<V, Layout> make_rank2_view(const std::string& label, index_t b, index_t k) {
-  return Rank2ViewOf<V, Layout>::make(label, b, k);
-}
-
 /// Host copy of a rank-2 View, problem after problem.
 template <class View>
 std::vector<typename View::non_const_value_type> read_rank2(const View& v) {
