@@ -52,7 +52,9 @@ KOKKOS_INLINE_FUNCTION void potrs(const Member& member, Uplo uplo, const BA& A, 
 template <class Member, class BA, class BB, class BI>
 KOKKOS_INLINE_FUNCTION void posv(const Member& member, Uplo uplo, const BA& A, const BB& B,
                                  const BI& info) {
-  team::potrf(member, uplo, A, info);
+  impl::BlockPrefetch none;
+  impl::potrf_block(member, uplo, A, info, none);
+  team_sync(member);
   impl::potrs_masked(member, uplo, A, B, impl::InfoIsZero<BI>{info});
   team_sync(member);
 }
@@ -78,8 +80,14 @@ struct PosvBlocks {
   IV info;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    team::posv(member, uplo, lane_block(A, first, lanes), lane_block(B, first, lanes),
-               lane_block(info, first, lanes));
+    // The next block's A and B are requested during the factorization.
+    BlockPrefetch prefetch = potrf_prefetch(first, lanes, A, B);
+    const auto a = lane_block(A, first, lanes);
+    const auto i = lane_block(info, first, lanes);
+    potrf_block(member, uplo, a, i, prefetch);
+    team_sync(member);
+    potrs_masked(member, uplo, a, lane_block(B, first, lanes), InfoIsZero<decltype(i)>{i});
+    team_sync(member);
   }
 };
 }  // namespace impl
