@@ -103,7 +103,9 @@ KOKKOS_INLINE_FUNCTION void getrs(const Member& member, Op trans, const BA& A, c
 template <class Member, class BA, class BP, class BB, class BI>
 KOKKOS_INLINE_FUNCTION void gesv(const Member& member, const BA& A, const BP& ipiv, const BB& B,
                                  const BI& info) {
-  team::getrf(member, A, ipiv, info);
+  impl::BlockPrefetch none;
+  impl::getrf_block(member, A, ipiv, info, none);
+  team_sync(member);
   impl::getrs_masked(member, Op::N, A, ipiv, B, impl::InfoIsZero<BI>{info});
   team_sync(member);
 }
@@ -131,8 +133,15 @@ struct GesvBlocks {
   IV info;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    team::gesv(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
-               lane_block(B, first, lanes), lane_block(info, first, lanes));
+    // The next block's A and B are requested during the factorization.
+    BlockPrefetch prefetch = getrf_prefetch(first, lanes, A, B);
+    const auto a = lane_block(A, first, lanes);
+    const auto p = lane_block(ipiv, first, lanes);
+    const auto i = lane_block(info, first, lanes);
+    getrf_block(member, a, p, i, prefetch);
+    team_sync(member);
+    getrs_masked(member, Op::N, a, p, lane_block(B, first, lanes), InfoIsZero<decltype(i)>{i});
+    team_sync(member);
   }
 };
 }  // namespace impl
