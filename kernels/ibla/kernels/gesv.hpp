@@ -134,7 +134,8 @@ struct GesvBlocks {
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // The next block's A and B are requested during the factorization.
-    BlockPrefetch prefetch = getrf_prefetch(first, lanes, A, B);
+    BlockPrefetch prefetch =
+        prefetch_next_block_of_factorization(getrf_prefetch_order, first, lanes, A, B);
     const auto a = lane_block(A, first, lanes);
     const auto p = lane_block(ipiv, first, lanes);
     const auto i = lane_block(info, first, lanes);

@@ -210,18 +210,14 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
   getrf_lanes(member, A, ipiv, info, prefetch);
 }
 
-/// The prefetch of the next block for a batch-level LU (GETRF, GESV), one
-/// slice per step k; see potrf_prefetch. Measured (double, 10^4, 2 threads,
-/// medians of 5 alternating ibla_bench runs, GFLOP/s before -> after),
-/// flushed: GETRF random n = 5 3.3 -> 4.0, 8 4.8 -> 6.0, 12 7.0 -> 8.8,
-/// 16 9.8 -> 11.6, diagonally dominant n = 8 5.0 -> 7.1; GESV random n = 8
-/// 5.3 -> 6.7, 16 10.5 -> 12.4; n = 32 within 8%; warm within -6%..+12%.
-template <class Lanes, class AV, class... Views>
-KOKKOS_INLINE_FUNCTION BlockPrefetch getrf_prefetch(const index_t first, const Lanes lanes,
-                                                    const AV& A, const Views&... others) {
-  if (A.extent(1) <= size_t(getrf_tile_cols)) return BlockPrefetch{};
-  return prefetch_next_block(first, lanes, A.extent(0), A, others...);
-}
+/// Batch-level GETRF and GESV prefetch the next block for n >
+/// getrf_prefetch_order, one slice per step k (see potrf_prefetch_order).
+/// Measured (double, 10^4, 2 threads, medians of 5 alternating ibla_bench
+/// runs, GFLOP/s before -> after), flushed: GETRF random n = 5 3.3 -> 4.0, 8
+/// 4.8 -> 6.0, 12 7.0 -> 8.8, 16 9.8 -> 11.6, diagonally dominant n = 8 5.0 ->
+/// 7.1; GESV random n = 8 5.3 -> 6.7, 16 10.5 -> 12.4; n = 32 within 8%; warm
+/// within -6%..+12%.
+inline constexpr int getrf_prefetch_order = getrf_tile_cols;
 
 }  // namespace impl
 
@@ -253,7 +249,8 @@ struct GetrfBlocks {
   IV info;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    BlockPrefetch prefetch = getrf_prefetch(first, lanes, A);
+    BlockPrefetch prefetch =
+        prefetch_next_block_of_factorization(getrf_prefetch_order, first, lanes, A);
     getrf_block(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
                 lane_block(info, first, lanes), prefetch);
     team_sync(member);

@@ -81,7 +81,8 @@ struct PosvBlocks {
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // The next block's A and B are requested during the factorization.
-    BlockPrefetch prefetch = potrf_prefetch(first, lanes, A, B);
+    BlockPrefetch prefetch =
+        prefetch_next_block_of_factorization(potrf_prefetch_order, first, lanes, A, B);
     const auto a = lane_block(A, first, lanes);
     const auto i = lane_block(info, first, lanes);
     potrf_block(member, uplo, a, i, prefetch);

@@ -341,22 +341,17 @@ KOKKOS_INLINE_FUNCTION void potrf_lower(const Member& member, const BA& A, const
   }
 }
 
-/// The prefetch of the next block for a batch-level factorization (POTRF,
-/// POSV): the factorization reads a block a panel at a time, which the
-/// hardware prefetcher does not follow (prefetch.hpp). Measured (double,
-/// 10^4 problems, 2 threads, ibla_bench medians of 7 alternating runs,
-/// GFLOP/s before -> after), flushed: POTRF n = 6 11.1 -> 13.9, 8 9.0 ->
-/// 17.0, 12 11.3 -> 18.7, 16 16.2 -> 25.1, 24 and 32 within 6%, but n = 5
-/// 12.3 -> 10.4; POSV (A and B prefetched) n = 5 5.4 -> 9.1, 8 8.4 -> 14.8,
-/// 12 12.0 -> 17.1, 16 16.3 -> 23.2. Warm (the batch in cache) the prefetch
-/// instructions cost 5-16% at n = 5..16. Not for one panel (n <= 4): that
-/// reads the block front to back, which the hardware follows.
-template <class Lanes, class AV, class... Views>
-KOKKOS_INLINE_FUNCTION BlockPrefetch potrf_prefetch(const index_t first, const Lanes lanes,
-                                                    const AV& A, const Views&... others) {
-  if (A.extent(1) <= size_t(potrf_panel_cols)) return BlockPrefetch{};
-  return prefetch_next_block(first, lanes, A.extent(0), A, others...);
-}
+/// Batch-level POTRF and POSV prefetch the next block (A, and B for POSV) for
+/// n > potrf_prefetch_order: the factorization reads a block a panel at a
+/// time, which the hardware prefetcher does not follow (prefetch.hpp).
+/// Measured (double, 10^4 problems, 2 threads, ibla_bench medians of 7
+/// alternating runs, GFLOP/s before -> after), flushed: POTRF n = 6 11.1 ->
+/// 13.9, 8 9.0 -> 17.0, 12 11.3 -> 18.7, 16 16.2 -> 25.1, 24 and 32 within 6%,
+/// but n = 5 12.3 -> 10.4; POSV (A and B prefetched) n = 5 5.4 -> 9.1, 8 8.4
+/// -> 14.8, 12 12.0 -> 17.1, 16 16.3 -> 23.2. Warm (the batch in cache) the
+/// prefetch instructions cost 5-16% at n = 5..16. Not for one panel (n <= 4):
+/// that reads the block front to back, which the hardware follows.
+inline constexpr int potrf_prefetch_order = potrf_panel_cols;
 
 /// team::potrf with the prefetch of the next block (batch-level POTRF and
 /// POSV); no team_sync.
@@ -393,7 +388,8 @@ struct PotrfBlocks {
   IV info;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    BlockPrefetch prefetch = potrf_prefetch(first, lanes, A);
+    BlockPrefetch prefetch =
+        prefetch_next_block_of_factorization(potrf_prefetch_order, first, lanes, A);
     potrf_block(member, uplo, lane_block(A, first, lanes), lane_block(info, first, lanes),
                 prefetch);
     team_sync(member);

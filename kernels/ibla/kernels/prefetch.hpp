@@ -85,5 +85,17 @@ KOKKOS_INLINE_FUNCTION BlockPrefetch prefetch_next_block(const index_t first, co
   return prefetch;
 }
 
+/// prefetch_next_block for a factorization of the n x n matrices of A (and
+/// the other operands of its block), or none when n <= one_pass_order: a
+/// factorization whose first panel or step is the whole block reads it front
+/// to back, which the hardware prefetcher follows (see potrf_prefetch_order).
+template <class Lanes, class AV, class... Views>
+KOKKOS_INLINE_FUNCTION BlockPrefetch prefetch_next_block_of_factorization(
+    const int one_pass_order, const index_t first, const Lanes lanes, const AV& A,
+    const Views&... others) {
+  if (A.extent(1) <= size_t(one_pass_order)) return BlockPrefetch{};
+  return prefetch_next_block(first, lanes, A.extent(0), A, others...);
+}
+
 }  // namespace impl
 }  // namespace ibla
