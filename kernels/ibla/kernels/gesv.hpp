@@ -83,6 +83,16 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
   }
 }
 
+/// team::gesv with the prefetch of the next block (batch-level GESV).
+template <class Member, class BA, class BP, class BB, class BI>
+KOKKOS_INLINE_FUNCTION void gesv_block(const Member& member, const BA& A, const BP& ipiv,
+                                       const BB& B, const BI& info, BlockPrefetch& prefetch) {
+  getrf_block(member, A, ipiv, info, prefetch);
+  team_sync(member);
+  getrs_masked(member, Op::N, A, ipiv, B, InfoIsZero<BI>{info});
+  team_sync(member);
+}
+
 }  // namespace impl
 
 namespace team {
@@ -104,10 +114,7 @@ template <class Member, class BA, class BP, class BB, class BI>
 KOKKOS_INLINE_FUNCTION void gesv(const Member& member, const BA& A, const BP& ipiv, const BB& B,
                                  const BI& info) {
   impl::BlockPrefetch none;
-  impl::getrf_block(member, A, ipiv, info, none);
-  team_sync(member);
-  impl::getrs_masked(member, Op::N, A, ipiv, B, impl::InfoIsZero<BI>{info});
-  team_sync(member);
+  impl::gesv_block(member, A, ipiv, B, info, none);
 }
 
 }  // namespace team
@@ -136,13 +143,8 @@ struct GesvBlocks {
     // The next block's A and B are requested during the factorization.
     BlockPrefetch prefetch =
         prefetch_next_block_of_factorization(getrf_prefetch_order, first, lanes, A, B);
-    const auto a = lane_block(A, first, lanes);
-    const auto p = lane_block(ipiv, first, lanes);
-    const auto i = lane_block(info, first, lanes);
-    getrf_block(member, a, p, i, prefetch);
-    team_sync(member);
-    getrs_masked(member, Op::N, a, p, lane_block(B, first, lanes), InfoIsZero<decltype(i)>{i});
-    team_sync(member);
+    gesv_block(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
+               lane_block(B, first, lanes), lane_block(info, first, lanes), prefetch);
   }
 };
 }  // namespace impl

@@ -35,6 +35,16 @@ KOKKOS_INLINE_FUNCTION void potrs_masked(const Member& member, Uplo uplo, const 
   trsm_masked(member, Side::Left, uplo, second, Diag::NonUnit, T(1), A, B, keep);
 }
 
+/// team::posv with the prefetch of the next block (batch-level POSV).
+template <class Member, class BA, class BB, class BI>
+KOKKOS_INLINE_FUNCTION void posv_block(const Member& member, Uplo uplo, const BA& A,
+                                       const BB& B, const BI& info, BlockPrefetch& prefetch) {
+  potrf_block(member, uplo, A, info, prefetch);
+  team_sync(member);
+  potrs_masked(member, uplo, A, B, InfoIsZero<BI>{info});
+  team_sync(member);
+}
+
 }  // namespace impl
 
 namespace team {
@@ -53,10 +63,7 @@ template <class Member, class BA, class BB, class BI>
 KOKKOS_INLINE_FUNCTION void posv(const Member& member, Uplo uplo, const BA& A, const BB& B,
                                  const BI& info) {
   impl::BlockPrefetch none;
-  impl::potrf_block(member, uplo, A, info, none);
-  team_sync(member);
-  impl::potrs_masked(member, uplo, A, B, impl::InfoIsZero<BI>{info});
-  team_sync(member);
+  impl::posv_block(member, uplo, A, B, info, none);
 }
 
 }  // namespace team
@@ -83,12 +90,8 @@ struct PosvBlocks {
     // The next block's A and B are requested during the factorization.
     BlockPrefetch prefetch =
         prefetch_next_block_of_factorization(potrf_prefetch_order, first, lanes, A, B);
-    const auto a = lane_block(A, first, lanes);
-    const auto i = lane_block(info, first, lanes);
-    potrf_block(member, uplo, a, i, prefetch);
-    team_sync(member);
-    potrs_masked(member, uplo, a, lane_block(B, first, lanes), InfoIsZero<decltype(i)>{i});
-    team_sync(member);
+    posv_block(member, uplo, lane_block(A, first, lanes), lane_block(B, first, lanes),
+               lane_block(info, first, lanes), prefetch);
   }
 };
 }  // namespace impl
