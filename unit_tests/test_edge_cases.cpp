@@ -247,6 +247,38 @@ TYPED_TEST(EdgeGemm, ZeroSizesAreNoOps) {
   }
 }
 
+// k = 0 with a non-finite alpha: C = beta * C (zeros for beta = 0) for every
+// op(A), op(B), since nothing is multiplied by alpha. netlib is no oracle
+// here: its gemm returns beta * C for op(A) = A but alpha * 0 = NaN for
+// op(A) = A^T (found by the fuzzer, corpus gemm_k0_alpha_nan_float).
+TYPED_TEST(EdgeGemm, EmptyInnerDimensionIgnoresAlpha) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  const index_t batch = 11;
+  const int m = 5, n = 4;
+  auto hC = random_batch<T>(batch, m, n, 4);
+  auto A = make_view<T, Layout>("A", batch, m, 0);
+  auto At = make_view<T, Layout>("At", batch, 0, m);
+  auto B = make_view<T, Layout>("B", batch, 0, n);
+  auto C = make_view<T, Layout>("C", batch, m, n);
+  for (T alpha : {Special<T>::nan(), Special<T>::inf()})
+    for (T beta : {T(0), T(-0.5)})
+      for (Op ta : {Op::N, Op::T}) {
+        SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " alpha " << alpha
+                                          << " beta " << beta << " transA " << int(ta));
+        fill_view(C, hC);
+        if (ta == Op::N) {
+          ibla::gemm(Kokkos::DefaultExecutionSpace(), ta, Op::N, alpha, A, B, beta, C);
+        } else {
+          ibla::gemm(Kokkos::DefaultExecutionSpace(), ta, Op::N, alpha, At, B, beta, C);
+        }
+        Kokkos::fence();
+        HostBatch<T> want = hC;
+        for (auto& x : want.data) x = beta == T(0) ? T(0) : beta * x;
+        EXPECT_TRUE(batches_equal(read_view(C), want));
+      }
+}
+
 // convert copies bit patterns: NaN payloads, -0, denormals, infinities.
 TYPED_TEST(EdgeGemm, ConvertCopiesEveryBitPattern) {
   using T      = typename TypeParam::value_type;
