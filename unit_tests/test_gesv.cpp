@@ -186,7 +186,7 @@ TYPED_TEST(Gesv, SquareSizesNrhsAndBatchCounts) {
     for (int nrhs : {1, 2, n, 33}) {
       if (nrhs == n && n <= 2) continue;  // already covered
       for (index_t batch : counts) {
-        if (batch == 1001 && !(big_batch_size(n) && nrhs == 1)) continue;
+        if (batch == large_batch && !(big_batch_size(n) && nrhs == 1)) continue;
         if (nrhs != 1 && batch != counts[size_t(turn) % (counts.size() - 1)]) continue;
         const auto seed = std::uint64_t(300 + c++);
         const auto hB   = random_batch<T>(batch, n, nrhs, seed + 1);
@@ -210,7 +210,7 @@ TYPED_TEST(Gesv, Rank2RightHandSide) {
   using Layout = typename TypeParam::layout_type;
   for (int n : {1, 2, 3, 8, 13, 32})
     for (index_t batch : batch_counts(lanes_of<T, Layout>())) {
-      if (batch == 1001) continue;
+      if (batch == large_batch) continue;
       const auto hB = random_batch<T>(batch, n, 1, std::uint64_t(n + 5));
       EXPECT_EQ((run_gesv<T, Layout, true>(forced_swap_batch<T>(batch, n, n, std::uint64_t(n)), hB,
                                            "forced swaps")),

@@ -142,7 +142,7 @@ TYPED_TEST(Posv, NotPositiveDefiniteLeavesBUntouched) {
   int c = 0;
   for (int n : {1, 3, 8, 13, 32})
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
-      const index_t batch = c % 4 == 0 ? 1001 : lanes_of<T, Layout>() + 2;
+      const index_t batch = c % 4 == 0 ? large_batch : lanes_of<T, Layout>() + 2;
       const int nrhs      = c % 3 == 0 ? 33 : (c % 3 == 1 ? 1 : n);
       ++c;
       auto hA = spd_batch<T>(batch, n, u, std::uint64_t(70 + c));

@@ -148,7 +148,7 @@ TYPED_TEST(Potrf, NotPositiveDefiniteStopsPerProblem) {
   int c = 0;
   for (int n : {1, 2, 4, 5, 9, 17, 32})
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
-      const index_t batch = c++ % 3 == 0 ? 1001 : lanes_of<T, Layout>() + 1;
+      const index_t batch = c++ % 3 == 0 ? large_batch : lanes_of<T, Layout>() + 1;
       SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " uplo " << ibla::to_string(u)
                                         << " batch " << batch << " n " << n);
       auto hA = spd_batch<T>(batch, n, u, std::uint64_t(300 + n));

@@ -23,8 +23,10 @@ namespace ibla_test {
 
 /// Cycles through the batch counts {1, L-1, L, L+1, 1001}; 1001 only every
 /// `big_every`-th case so that the suites stay within their time budget.
+/// Short sweeps (support/batch.hpp) take it a quarter as often.
 inline index_t cycled_batch(int lanes, int c, int big_every = 10) {
-  const auto counts = batch_counts(lanes);  // ends with 1001
+  const auto counts = batch_counts(lanes);  // ends with large_batch
+  if (short_sweeps()) big_every *= 4;
   if (c % big_every == big_every - 1) return counts.back();
   return counts[size_t(c) % (counts.size() - 1)];
 }
