@@ -3,6 +3,7 @@
 
 #include <ibla/core/error.hpp>
 #include <ibla/core/lanes.hpp>
+#include <ibla/core/registers.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/layouts/lane_block.hpp>
 #include <ibla/layouts/deep_copy.hpp>

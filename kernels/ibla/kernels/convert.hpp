@@ -145,7 +145,8 @@ void convert(const ExecSpace& exec, const S& src, const D& dst) {
   if (s.rows == 0 || s.cols == 0) return;
 
   constexpr int L = detail::convert_block_lanes<T, ExecSpace, S, D>();
-  detail::for_each_block<L>(exec, "ibla::convert", s.batch, detail::CopyBlocks<S, D>{src, dst});
+  detail::for_each_block<L>(exec, "ibla::convert", s.batch, 2 * s.rows * s.cols,
+                            detail::CopyBlocks<S, D>{src, dst});
 }
 
 }  // namespace ibla

@@ -174,7 +174,7 @@ void getrs(const ExecSpace& exec, Op trans, const AV& A, const PV& ipiv, const B
 
   if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV>();
-  detail::for_each_block<L>(exec, "ibla::getrs", batch,
+  detail::for_each_block<L>(exec, "ibla::getrs", batch, detail::problem_elements(A, B),
                             impl::GetrsBlocks<AV, PV, BV>{trans, A, ipiv, B});
 }
 
@@ -216,7 +216,7 @@ void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const
     return;
   }
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV, IV>();
-  detail::for_each_block<L>(exec, "ibla::gesv", batch,
+  detail::for_each_block<L>(exec, "ibla::gesv", batch, detail::problem_elements(A, B),
                             impl::GesvBlocks<AV, PV, BV, IV>{A, ipiv, B, info});
 }
 

@@ -317,7 +317,8 @@ void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
     return;
   }
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, IV>();
-  detail::for_each_block<L>(exec, "ibla::getrf", batch, impl::GetrfBlocks<AV, PV, IV>{A, ipiv, info});
+  detail::for_each_block<L>(exec, "ibla::getrf", batch, detail::problem_elements(A),
+                            impl::GetrfBlocks<AV, PV, IV>{A, ipiv, info});
 }
 
 }  // namespace ibla

@@ -116,7 +116,7 @@ void potrs(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B) {
 
   if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV>();
-  detail::for_each_block<L>(exec, "ibla::potrs", index_t(A.extent(0)),
+  detail::for_each_block<L>(exec, "ibla::potrs", index_t(A.extent(0)), detail::problem_elements(A, B),
                             impl::PotrsBlocks<AV, BV>{uplo, A, B});
 }
 
@@ -147,7 +147,8 @@ void posv(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B, const IV& 
       routine, {detail::named("A", A), detail::named("B", B), detail::named("info", info)});
 
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV, IV>();
-  detail::for_each_block<L>(exec, "ibla::posv", batch, impl::PosvBlocks<AV, BV, IV>{uplo, A, B, info});
+  detail::for_each_block<L>(exec, "ibla::posv", batch, detail::problem_elements(A, B),
+                            impl::PosvBlocks<AV, BV, IV>{uplo, A, B, info});
 }
 
 }  // namespace ibla

@@ -393,7 +393,7 @@ void trsm(const ExecSpace& exec, Side side, Uplo uplo, Op trans, Diag diag, cons
 
   if (m == 0 || nrhs == 0) return;
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
-  detail::for_each_block<L>(exec, "ibla::trsm", batch,
+  detail::for_each_block<L>(exec, "ibla::trsm", batch, detail::problem_elements(A, B),
                             impl::TrsmBlocks<T, AV, BV>{side, uplo, trans, diag, T(alpha), A, B});
 }
 
