@@ -132,7 +132,8 @@ using ImplList = std::vector<std::unique_ptr<Impl<T>>>;
 
 // Factories, one per translation unit. Each appends its implementations.
 template <class T> void add_ibla(ImplList<T>& out);
-template <class T, int Vectors> void add_ibla_blocks(ImplList<T>& out);
+template <class T, int Bytes> void add_ibla_blocks(ImplList<T>& out);
+template <class T> void add_ibla_register_blocks(ImplList<T>& out);
 template <class T> void add_openblas(ImplList<T>& out);
 template <class T> void add_kokkos_kernels(ImplList<T>& out);
 template <class T> void add_libxsmm(ImplList<T>& out);

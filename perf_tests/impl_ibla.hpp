@@ -4,16 +4,17 @@
 //  - "ibla+conv": the user keeps strided storage (column-major matrices one
 //    after another); each call converts the operands into block-interleaved
 //    scratch Views with ibla::convert, computes, and converts the outputs back.
-// Each at two block sizes, L = one and two 64-byte vectors of lanes (8 and
-// 16 doubles, 16 and 32 floats), reported as the better of the two per cell
-// with the L in the variant column: L is the user's choice of layout, and
-// which is faster depends on the operation (measured, double, flushed: two
-// vectors 1.1-1.8x faster on POTRF and POSV, whose pivots are chains of
-// square root and division that the second vector's independent matrices
-// overlap; one vector faster on GEMM and TRSM, whose 4 x 4 tiles of
-// accumulators fill the registers at one vector each). One translation unit
-// per block size (impl_ibla_one_vector.cpp, impl_ibla_two_vectors.cpp), so
-// they compile in parallel.
+// Each at the block sizes of L x sizeof(T) = 64 and 128 bytes, and one SIMD
+// register where that is narrower (32 bytes on AVX2: L = 4 doubles, 8
+// floats), reported as the better per cell with the L in the variant column:
+// L is the user's choice of layout, and which is faster depends on the
+// operation and the size. Measured on AVX2 (Zen 3, double, GEMM, one thread,
+// batch in L3): L = 16 best at n = 2, L = 8 at n = 5..16 (the per-block
+// cost spread over more matrices), L = 4 at n = 32 (3 x 4 tiles of one
+// register each, no spills). On AVX-512 one register is 64 bytes. One
+// translation unit per block size (impl_ibla_one_vector.cpp,
+// impl_ibla_two_vectors.cpp, impl_ibla_one_register.cpp), so they compile
+// in parallel.
 // Operations whose kernel header is not in this tree yet are reported absent
 // (__has_include), so the benchmark builds at every stage of the project.
 #pragma once
@@ -48,9 +49,9 @@
 namespace bench {
 namespace {
 
-/// Matrices per block: Vectors 64-byte vectors of lanes.
-template <class T, int Vectors>
-inline constexpr unsigned block_lanes = unsigned(Vectors * 64 / int(sizeof(T)));
+/// Matrices per block of Bytes bytes per element.
+template <class T, int Bytes>
+inline constexpr unsigned block_lanes = unsigned(Bytes / int(sizeof(T)));
 
 using Exec = Kokkos::DefaultHostExecutionSpace;
 template <class T, unsigned L>
@@ -261,10 +262,10 @@ struct IblaConvert final : Impl<T> {
 
 }  // namespace
 
-/// ibla on blocks of Vectors 64-byte vectors of lanes, both ways.
-template <class T, int Vectors>
+/// ibla on blocks of Bytes bytes of lanes, both ways.
+template <class T, int Bytes>
 void add_ibla_blocks(ImplList<T>& out) {
-  constexpr unsigned L = block_lanes<T, Vectors>;
+  constexpr unsigned L = block_lanes<T, Bytes>;
   out.push_back(std::make_unique<IblaNative<T, L>>());
   out.push_back(std::make_unique<IblaConvert<T, L>>());
 }

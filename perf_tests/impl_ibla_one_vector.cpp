@@ -1,11 +1,11 @@
-// ibla on blocks of one 64-byte vector of lanes (see impl_ibla.hpp), and the
-// factory that gathers both block sizes.
+// ibla on blocks of 64 bytes of lanes (see impl_ibla.hpp), and the factory
+// that gathers every block size.
 #include "impl_ibla.hpp"
 
 namespace bench {
 
-template void add_ibla_blocks<float, 1>(ImplList<float>&);
-template void add_ibla_blocks<double, 1>(ImplList<double>&);
+template void add_ibla_blocks<float, 64>(ImplList<float>&);
+template void add_ibla_blocks<double, 64>(ImplList<double>&);
 
 std::string ibla_ops_available() {
   std::string s = "gemm";
@@ -18,8 +18,9 @@ std::string ibla_ops_available() {
 
 template <class T>
 void add_ibla(ImplList<T>& out) {
-  add_ibla_blocks<T, 1>(out);
-  add_ibla_blocks<T, 2>(out);
+  add_ibla_register_blocks<T>(out);
+  add_ibla_blocks<T, 64>(out);
+  add_ibla_blocks<T, 128>(out);
 }
 
 template void add_ibla<float>(ImplList<float>&);

@@ -1,9 +1,9 @@
-// ibla on blocks of two 64-byte vectors of lanes (see impl_ibla.hpp).
+// ibla on blocks of 128 bytes of lanes (see impl_ibla.hpp).
 #include "impl_ibla.hpp"
 
 namespace bench {
 
-template void add_ibla_blocks<float, 2>(ImplList<float>&);
-template void add_ibla_blocks<double, 2>(ImplList<double>&);
+template void add_ibla_blocks<float, 128>(ImplList<float>&);
+template void add_ibla_blocks<double, 128>(ImplList<double>&);
 
 }  // namespace bench
