@@ -61,7 +61,7 @@ TYPED_TEST(Gemm, SquareSizesAllOpsAndBatchCounts) {
   using Layout = typename TypeParam::layout_type;
   const auto ab = alpha_betas<T>();
   int c = 0;
-  for (int n = 1; n <= 32; ++n)
+  for (int n : sweep_sizes())
     for (Op ta : kOps)
       for (Op tb : kOps)
         for (index_t batch : batch_counts(lanes_of<T, Layout>())) {

@@ -117,7 +117,7 @@ TYPED_TEST(Potrf, AllSizesBothTriangles) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   int c = 0;
-  for (int n = 1; n <= 32; ++n)
+  for (int n : sweep_sizes())
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
       const index_t batch = cycled_batch(lanes_of<T, Layout>(), c++, 8);
       run_potrf<T, Layout>(u, spd_batch<T>(batch, n, u, std::uint64_t(10 * n + c)),

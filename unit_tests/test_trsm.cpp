@@ -124,7 +124,7 @@ TYPED_TEST(Trsm, AllSizesAllVariants) {
   using Layout = typename TypeParam::layout_type;
   const T alphas[] = {T(1), T(-0.75), T(2.5)};
   int c = 0;
-  for (int size = 1; size <= 32; ++size)
+  for (int size : sweep_sizes())
     for (int vi = 0; vi < 16; ++vi, ++c) {
       const Variant v  = variant(vi);
       const int rhs[]  = {1, 2, size, 33};
