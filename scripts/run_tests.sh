@@ -8,8 +8,18 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${IBLA_BUILD_DIR:-$here/build}
 jobs=$(nproc)
 start=$(date +%s)
-# Elapsed time of each step, so that CI logs show where its time goes.
-step() { echo "=== $1 ($(( $(date +%s) - start )) s since start)"; }
+# Elapsed time of each step, so that CI logs show where its time goes, and
+# how busy the cores were during the step before (a build whose last unit
+# compiles alone, or a single-threaded run, leaves cores idle).
+cpu_jiffies() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8; exit}' /proc/stat 2>/dev/null || echo "0 0"; }
+read -r busy0 total0 < <(cpu_jiffies)
+step() {
+  local busy total use=""
+  read -r busy total < <(cpu_jiffies)
+  [ "$total" -gt "$total0" ] && use=", cores $(( 100 * (busy - busy0) / (total - total0) ))% busy in the step before"
+  busy0=$busy total0=$total
+  echo "=== $1 ($(( $(date +%s) - start )) s since start$use)"
+}
 
 step "dependencies and configure"
 "$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON
