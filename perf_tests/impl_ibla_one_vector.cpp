@@ -6,6 +6,11 @@ namespace bench {
 
 template void add_ibla_blocks<float, 64>(ImplList<float>&);
 template void add_ibla_blocks<double, 64>(ImplList<double>&);
+// Instantiated in impl_ibla_two_vectors.cpp: without these declarations the
+// factory below compiled the 128-byte kernels here a second time (this unit
+// took twice as long as the other block sizes').
+extern template void add_ibla_blocks<float, 128>(ImplList<float>&);
+extern template void add_ibla_blocks<double, 128>(ImplList<double>&);
 
 std::string ibla_ops_available() {
   std::string s = "gemm";
