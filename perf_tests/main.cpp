@@ -588,6 +588,11 @@ int run_all(const Options& o) {
               "(median)\n", prec, (long long)o.batch, omp_get_max_threads(),
               std::getenv("OMP_PROC_BIND") ? std::getenv("OMP_PROC_BIND") : "unset", o.reps);
   std::printf("ibla operations in this build: %s\n", ibla_ops_available().c_str());
+#ifdef IBLA_BENCH_CHECK_ONLY
+  std::printf("CHECK-ONLY BUILD (IBLA_BENCH_CHECK_ONLY=ON, as the test run builds it): ibla at "
+              "one block size, Eigen with dynamic sizes; its timings are not the benchmark's "
+              "(scripts/run_benchmark.sh builds the full one)\n");
+#endif
   std::fflush(stdout);
   const Limits lim = measure_limits(o.quick);
   std::printf("limits (measured now, %d threads): peak %.1f GFLOP/s (%s FMA), triad bandwidth "

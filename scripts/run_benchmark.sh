@@ -5,7 +5,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${IBLA_BUILD_DIR:-$here/build}
-"$here/scripts/configure.sh" "$build" >/dev/null
+# The full benchmark (the test run builds a check-only one in the same tree).
+"$here/scripts/configure.sh" "$build" -DIBLA_BENCH_CHECK_ONLY=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target ibla_bench >&2
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 export OMP_PROC_BIND=${OMP_PROC_BIND:-close}

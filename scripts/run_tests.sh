@@ -22,7 +22,9 @@ step() {
 }
 
 step "dependencies and configure"
-"$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON
+# The benchmark is built for its smoke test only (IBLA_BENCH_CHECK_ONLY, see
+# perf_tests/CMakeLists.txt); run_benchmark.sh builds the full one.
+"$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON -DIBLA_BENCH_CHECK_ONLY=ON
 step "build"
 cmake --build "$build" -j "$jobs"
 step "unit tests (ctest)"

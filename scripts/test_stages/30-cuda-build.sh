@@ -62,8 +62,9 @@ else
   [ -n "$sm" ] || { echo "cuda build: FAILED: no -arch=sm_NN in Kokkos' exported options" >&2; exit 1; }
   export NVCC_APPEND_FLAGS="-arch=compute_$sm -Xcicc -O0${NVCC_APPEND_FLAGS:+ $NVCC_APPEND_FLAGS}"
   mode="PTX for compute_$sm, NVVM -O0, tests' host code -O0"
-  # The host half of a test unit took 46 of its 75 s at -O2 (test_gesv).
-  host_opt=(-DIBLA_TESTS_OPTIMIZATION=-O0)
+  # The host half of a test unit took 46 of its 75 s at -O2 (test_gesv); the
+  # device check and benchmark's host code too (Release's -O3) is never run.
+  host_opt=(-DIBLA_TESTS_OPTIMIZATION=-O0 -DCMAKE_CXX_FLAGS_RELEASE=-O0)
 fi
 
 # No -march=native here: host code of this build never runs, and nvcc_wrapper
