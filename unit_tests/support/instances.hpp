@@ -11,8 +11,9 @@
 // info View of another layout, Kokkos::Serial) is instantiated in its file as
 // before. A test target that links ibla_test_instances_<kind> gets
 // IBLA_TEST_<KIND>_INSTANCES defined (unit_tests/CMakeLists.txt), and with it
-// the extern declarations below; a target that does not (the sanitizer
-// build's tests) instantiates everything itself.
+// the extern declarations below; a target that does not (test_layouts,
+// test_convert, ...) instantiates everything itself. The sanitizer and CUDA
+// builds use the same targets, so the same instances.
 //
 // The canonical types, per configuration C (support/configs.hpp):
 // matrices view_t, pivots rank2_view_t<int>, info info_view_t (batch.hpp),
