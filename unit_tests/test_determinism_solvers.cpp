@@ -43,7 +43,7 @@ template <class IV>
 ::testing::AssertionResult ints_repeat(const IV& v, index_t head, index_t tail_first, index_t count,
                                        const char* what) {
   auto h = Kokkos::create_mirror_view(v);
-  ibla::deep_copy(h, v);
+  mirror_copy(h, v);
   const index_t per = IV::rank == 2 ? index_t(v.extent(1)) : 1;
   for (index_t b = 0; b < count; ++b)
     for (index_t k = 0; k < per; ++k) {

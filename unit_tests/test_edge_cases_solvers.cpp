@@ -75,7 +75,7 @@ HostBatch<T> spd_batch(index_t batch, int n, std::uint64_t seed) {
 template <class View>
 std::vector<int> read_info(const View& info) {
   auto h = Kokkos::create_mirror_view(info);
-  ibla::deep_copy(h, info);
+  mirror_copy(h, info);
   std::vector<int> out(info.extent(0));
   for (size_t b = 0; b < out.size(); ++b) out[b] = h(b);
   return out;
@@ -85,7 +85,7 @@ template <class View>
 void fill_info(const View& info, int value) {
   auto h = Kokkos::create_mirror_view(info);
   for (size_t b = 0; b < info.extent(0); ++b) h(b) = value;
-  ibla::deep_copy(info, h);
+  mirror_copy(info, h);
 }
 
 /// Kinds of problem planted in a POTRF batch.
@@ -379,7 +379,7 @@ TYPED_TEST(EdgeSolvers, GetrfSingularAtFirstAndLastPivot) {
     const auto got  = read_view(A);
     const auto ginf = read_info(info);
     auto hpiv = Kokkos::create_mirror_view(ipiv);
-    ibla::deep_copy(hpiv, ipiv);
+    mirror_copy(hpiv, ipiv);
     for (index_t b = 0; b < batch; ++b) {
       std::vector<T> ref(hA.matrix(b), hA.matrix(b) + m * n);
       std::vector<lapack_int> rpiv(size_t(std::max(1, steps)));

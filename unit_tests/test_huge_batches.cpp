@@ -188,7 +188,7 @@ index_t gemm_exact_mismatches(index_t batch, int m, int n, int k) {
   // And the same problems through the reference BLAS on a sample (also covers
   // the entry formula itself).
   auto hC = Kokkos::create_mirror_view(C);
-  ibla::deep_copy(hC, C);
+  mirror_copy(hC, C);
   for (index_t b = 0; b < batch; b += batch / 97 + 1) {
     std::vector<T> a(size_t(m * k)), bb(size_t(k * n)), c(size_t(m * n));
     for (int i = 0; i < m; ++i)

@@ -205,9 +205,9 @@ void run_rank2_posv() {
       auto hBm = Kokkos::create_mirror_view(B);
       for (index_t b = 0; b < batch; ++b)
         for (int i = 0; i < n; ++i) hBm(b, i) = hB(b, i, 0);
-      ibla::deep_copy(B, hBm);
+      mirror_copy(B, hBm);
       ibla::posv(Kokkos::DefaultExecutionSpace(), u, A, B, info);
-      ibla::deep_copy(hBm, B);
+      mirror_copy(hBm, B);
       HostBatch<T> got(batch, n, 1);
       for (index_t b = 0; b < batch; ++b)
         for (int i = 0; i < n; ++i) got(b, i, 0) = hBm(b, i);

@@ -36,7 +36,7 @@ inline index_t cycled_batch(int lanes, int c, int big_every = 10) {
 template <class View>
 std::vector<int> read_info(const View& v) {
   auto m = Kokkos::create_mirror_view(v);
-  ibla::deep_copy(m, v);
+  mirror_copy(m, v);
   std::vector<int> out(v.extent(0));
   for (size_t b = 0; b < out.size(); ++b) out[b] = m(b);
   return out;
@@ -47,7 +47,7 @@ template <class View>
 void poison_info(const View& v) {
   auto m = Kokkos::create_mirror_view(v);
   for (size_t b = 0; b < v.extent(0); ++b) m(b) = -777;
-  ibla::deep_copy(v, m);
+  mirror_copy(v, m);
 }
 
 // ---------------------------------------------------------------------------

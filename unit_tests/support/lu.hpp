@@ -36,7 +36,7 @@ namespace ibla_test {
 template <class View>
 std::vector<typename View::non_const_value_type> read_rank2(const View& v) {
   auto m = Kokkos::create_mirror_view(v);
-  ibla::deep_copy(m, v);
+  mirror_copy(m, v);
   std::vector<typename View::non_const_value_type> out(v.extent(0) * v.extent(1));
   for (size_t b = 0; b < v.extent(0); ++b)
     for (size_t i = 0; i < v.extent(1); ++i) out[b * v.extent(1) + i] = m(b, i);
@@ -47,12 +47,12 @@ void fill_rank2(const View& v, const std::vector<V>& h) {
   auto m = Kokkos::create_mirror_view(v);
   for (size_t b = 0; b < v.extent(0); ++b)
     for (size_t i = 0; i < v.extent(1); ++i) m(b, i) = h[b * v.extent(1) + i];
-  ibla::deep_copy(v, m);
+  mirror_copy(v, m);
 }
 template <class View>
 std::vector<int> read_rank1(const View& v) {
   auto m = Kokkos::create_mirror_view(v);
-  ibla::deep_copy(m, v);
+  mirror_copy(m, v);
   std::vector<int> out(v.extent(0));
   for (size_t b = 0; b < v.extent(0); ++b) out[b] = m(b);
   return out;
