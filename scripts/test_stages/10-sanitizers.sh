@@ -26,8 +26,8 @@ start=$(date +%s)
 # at -O0: 5.9 -> 3.8 MB of code). What they would report is still caught:
 # ASan reports a null dereference as a SEGV with its stack, and the one
 # misaligned access x86 faults on (an aligned vector load) is a SEGV too;
-# the other UBSan checks (signed and pointer overflow, shifts, bounds,
-# float-cast, vptr, ...) stay on.
+# the other checks of -fsanitize=undefined (signed and pointer overflow,
+# shifts, bounds, vptr, bool and enum loads, ...) stay on.
 san="-fsanitize=address,undefined -fno-sanitize=alignment,null -fno-omit-frame-pointer -fno-sanitize-recover=all"
 CXXFLAGS="${CXXFLAGS:-} $san" "$here/scripts/configure.sh" "$build" \
   -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF \
