@@ -161,17 +161,4 @@ struct LayoutFromArrayLayout<ibla::LayoutInterleaved> {
   using type = ibla::InterleavedMdspanLayout<ibla::LayoutInterleaved>;
 };
 
-// Deep copies and fills that cannot use memcpy iterate with the batch index
-// fastest, which is the contiguous direction of these layouts.
-template <unsigned L>
-struct layout_iterate_type_selector<ibla::LayoutBlockInterleaved<L>> {
-  static const Kokkos::Iterate outer_iteration_pattern = Kokkos::Iterate::Left;
-  static const Kokkos::Iterate inner_iteration_pattern = Kokkos::Iterate::Left;
-};
-template <>
-struct layout_iterate_type_selector<ibla::LayoutInterleaved> {
-  static const Kokkos::Iterate outer_iteration_pattern = Kokkos::Iterate::Left;
-  static const Kokkos::Iterate inner_iteration_pattern = Kokkos::Iterate::Left;
-};
-
 }  // namespace Kokkos::Impl

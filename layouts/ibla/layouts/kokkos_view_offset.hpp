@@ -13,28 +13,7 @@
 #error "ibla: this Kokkos builds View on mdspan: include <ibla/layouts/layouts.hpp>, which uses kokkos_mdspan_mapping.hpp"
 #endif
 
-// Deep copies and fills that cannot use memcpy iterate with the batch index
-// fastest, which is the contiguous direction of these layouts. Kokkos 4.4
-// moved layout_iterate_type_selector into Kokkos::Impl (kokkos PR 7076) and
-// left an alias template in Kokkos, which cannot be specialised: ibla did
-// not compile against the Kokkos 4.4-4.6 releases.
-#if defined(KOKKOS_VERSION) && (KOKKOS_VERSION >= 40400)
-namespace Kokkos::Impl {
-#else
-namespace Kokkos {
-#endif
-template <unsigned L>
-struct layout_iterate_type_selector<ibla::LayoutBlockInterleaved<L>> {
-  static const Kokkos::Iterate outer_iteration_pattern = Kokkos::Iterate::Left;
-  static const Kokkos::Iterate inner_iteration_pattern = Kokkos::Iterate::Left;
-};
-template <>
-struct layout_iterate_type_selector<ibla::LayoutInterleaved> {
-  static const Kokkos::Iterate outer_iteration_pattern = Kokkos::Iterate::Left;
-  static const Kokkos::Iterate inner_iteration_pattern = Kokkos::Iterate::Left;
-};
-}  // namespace Kokkos::Impl (Kokkos before 4.4)
-
+// layout_iterate_type_selector, the same for both View paths, is in layouts.hpp.
 namespace Kokkos {
 namespace Impl {
 

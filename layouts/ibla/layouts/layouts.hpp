@@ -83,3 +83,25 @@ KOKKOS_INLINE_FUNCTION constexpr InterleavedIndex interleaved_index(index_t batc
 #define IBLA_IMPL_MDSPAN_VIEW 0
 #include <ibla/layouts/kokkos_view_offset.hpp>
 #endif
+
+// For both paths: deep copies and fills that cannot use memcpy iterate with
+// the batch index fastest, which is the contiguous direction of these
+// layouts. Kokkos 4.4 moved layout_iterate_type_selector into Kokkos::Impl
+// (kokkos PR 7076) and left an alias template in Kokkos, which cannot be
+// specialised: ibla did not compile against the Kokkos 4.4-4.6 releases.
+#if defined(KOKKOS_VERSION) && (KOKKOS_VERSION >= 40400)
+namespace Kokkos::Impl {
+#else
+namespace Kokkos {
+#endif
+template <unsigned L>
+struct layout_iterate_type_selector<ibla::LayoutBlockInterleaved<L>> {
+  static const Kokkos::Iterate outer_iteration_pattern = Kokkos::Iterate::Left;
+  static const Kokkos::Iterate inner_iteration_pattern = Kokkos::Iterate::Left;
+};
+template <>
+struct layout_iterate_type_selector<ibla::LayoutInterleaved> {
+  static const Kokkos::Iterate outer_iteration_pattern = Kokkos::Iterate::Left;
+  static const Kokkos::Iterate inner_iteration_pattern = Kokkos::Iterate::Left;
+};
+}  // namespace Kokkos::Impl from Kokkos 4.4 on, namespace Kokkos before
