@@ -72,22 +72,6 @@ HostBatch<T> spd_batch(index_t batch, int n, std::uint64_t seed) {
   return A;
 }
 
-template <class View>
-std::vector<int> read_info(const View& info) {
-  auto h = Kokkos::create_mirror_view(info);
-  mirror_copy(h, info);
-  std::vector<int> out(info.extent(0));
-  for (size_t b = 0; b < out.size(); ++b) out[b] = h(b);
-  return out;
-}
-
-template <class View>
-void fill_info(const View& info, int value) {
-  auto h = Kokkos::create_mirror_view(info);
-  for (size_t b = 0; b < info.extent(0); ++b) h(b) = value;
-  mirror_copy(info, h);
-}
-
 /// Kinds of problem planted in a POTRF batch.
 enum Kind { Spd, NegFirst, NegLast, NanLastDiag, NanFirstDiag, InfOffDiagLast, ZeroFirst, Kinds };
 

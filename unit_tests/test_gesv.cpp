@@ -154,7 +154,7 @@ index_t run_gesv(const HostBatch<T>& hA, const HostBatch<T>& hB, const char* wha
     ref.info[size_t(b)] = ref_gesv(n, nrhs, ref.lu.matrix(b), ref.ipiv.data() + b * n, xref.matrix(b));
   const auto got_lu   = read_view(A);
   const auto got_ipiv = read_rank2(ipiv);
-  const index_t exact = check_getrf(hA, got_lu, got_ipiv, read_rank1(info), ref);
+  const index_t exact = check_getrf(hA, got_lu, got_ipiv, read_info(info), ref);
   for (index_t b = 0; b < batch && !::testing::Test::HasFailure(); ++b) {
     if (ref.info[size_t(b)] > 0) {
       // dgesv factors but does not solve: B as it came in, bit for bit.
@@ -344,7 +344,7 @@ TEST(GesvTeam, CalledInsideUserKernel) {
     ref_getrs('T', n, nrhs, ref.lu.matrix(b), ref.ipiv.data() + b * n, xt.matrix(b));
   }
   EXPECT_EQ(read_rank2(ipiv), ref.ipiv);
-  EXPECT_EQ(read_rank1(info), ref.info);
+  EXPECT_EQ(read_info(info), ref.info);
   const auto got = read_view(A), gx = read_view(B), gxt = read_view(B2);
   for (index_t b = 0; b < batch; ++b) {
     EXPECT_TRUE(solution_ok(Op::N, hA, got, ref.ipiv, hB, gx, x, b));
@@ -372,7 +372,7 @@ TEST(GesvErrors, BadArgumentsThrowAndTouchNothing) {
       if (x != 4.0) return false;
     for (int x : read_rank2(ipiv))
       if (x != 9) return false;
-    for (int x : read_rank1(info))
+    for (int x : read_info(info))
       if (x != 9) return false;
     return true;
   };
@@ -423,7 +423,7 @@ TEST(GesvEmpty, ZeroSizesAreNoOps) {
   Kokkos::deep_copy(info, 3);
   EXPECT_NO_THROW(ibla::gesv(Kokkos::DefaultExecutionSpace(), V("A", 6, 0, 0), P("p", 6, 0),
                              V("B", 6, 0, 2), info));
-  EXPECT_EQ(read_rank1(info), std::vector<int>(6, 0));
+  EXPECT_EQ(read_info(info), std::vector<int>(6, 0));
   EXPECT_NO_THROW(ibla::getrs(Kokkos::DefaultExecutionSpace(), Op::N, V("A", 0, 3, 3),
                               P("p", 0, 3), V("B", 0, 3, 1)));
 }

@@ -41,7 +41,7 @@ index_t run_getrf(const HostBatch<T>& hA, const char* what) {
   ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
   Kokkos::fence();
   const auto ref = ref_getrf_batch(hA);
-  return check_getrf(hA, read_view(A), read_rank2(ipiv), read_rank1(info), ref);
+  return check_getrf(hA, read_view(A), read_rank2(ipiv), read_info(info), ref);
 }
 
 TYPED_TEST(Getrf, SquareSizesAndBatchCounts) {
@@ -208,7 +208,7 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   const auto ref = ref_getrf_batch(hA);
   const auto got = read_view(A);
   EXPECT_EQ(read_rank2(ipiv), ref.ipiv);
-  EXPECT_EQ(read_rank1(info), ref.info);
+  EXPECT_EQ(read_info(info), ref.info);
   for (index_t b = 0; b < batch; ++b)
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
@@ -222,7 +222,7 @@ TEST(GetrfEmpty, ZeroSizesWriteInfoZero) {
   Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info("info", 13);
   Kokkos::deep_copy(info, 5);
   ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
-  EXPECT_EQ(read_rank1(info), std::vector<int>(13, 0));
+  EXPECT_EQ(read_info(info), std::vector<int>(13, 0));
   Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>> A0("A", 0, 3, 3);
   Kokkos::View<int**, ibla::LayoutBlockInterleaved<8>> ipiv0("ipiv", 0, 3);
   Kokkos::View<int*, ibla::LayoutBlockInterleaved<8>> info0("info", 0);
@@ -241,7 +241,7 @@ TEST(GetrfMixed, PivotsInLayoutRightWithBlockInterleavedA) {
   fill_view(A, hA);
   ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
   const auto ref = ref_getrf_batch(hA);
-  EXPECT_EQ(check_getrf(hA, read_view(A), read_rank2(ipiv), read_rank1(info), ref),
+  EXPECT_EQ(check_getrf(hA, read_view(A), read_rank2(ipiv), read_info(info), ref),
             batch);
 }
 
@@ -275,7 +275,7 @@ TEST(GetrfTeam, CalledInsideUserKernel) {
   fill_view(A, hA);
   user_kernel_getrf<L>(A, ipiv, info, batch);
   const auto ref = ref_getrf_batch(hA);
-  EXPECT_EQ(check_getrf(hA, read_view(A), read_rank2(ipiv), read_rank1(info), ref),
+  EXPECT_EQ(check_getrf(hA, read_view(A), read_rank2(ipiv), read_info(info), ref),
             batch);
 }
 
@@ -295,7 +295,7 @@ TEST(GetrfErrors, BadArgumentsThrowAndTouchNothing) {
       if (x != 3.0) return false;
     for (int x : read_rank2(ipiv))
       if (x != 9) return false;
-    for (int x : read_rank1(info))
+    for (int x : read_info(info))
       if (x != 9) return false;
     return true;
   };

@@ -133,6 +133,23 @@ void mirror_copy(const Dst& dst, const Src& src) {
   ibla::detail::copy_span(dst, src);
 }
 
+/// Host copy of an info View (rank 1, any layout), problem after problem.
+template <class View>
+std::vector<int> read_info(const View& v) {
+  auto m = Kokkos::create_mirror_view(v);
+  mirror_copy(m, v);
+  std::vector<int> out(v.extent(0));
+  for (size_t b = 0; b < out.size(); ++b) out[b] = m(b);
+  return out;
+}
+/// Sets every entry of an info View to value.
+template <class View>
+void fill_info(const View& v, int value) {
+  auto m = Kokkos::create_mirror_view(v);
+  for (size_t b = 0; b < v.extent(0); ++b) m(b) = value;
+  mirror_copy(v, m);
+}
+
 /// Rank-3 View <- host batch, element by element through View indexing.
 template <class View, class T>
 void fill_view(const View& v, const HostBatch<T>& h) {

@@ -32,22 +32,12 @@ inline index_t cycled_batch(int lanes, int c, int big_every = 10) {
 }
 
 // ---------------------------------------------------------------------------
-// info Views (support/batch.hpp: make_info) read back and poisoned.
-template <class View>
-std::vector<int> read_info(const View& v) {
-  auto m = Kokkos::create_mirror_view(v);
-  mirror_copy(m, v);
-  std::vector<int> out(v.extent(0));
-  for (size_t b = 0; b < out.size(); ++b) out[b] = m(b);
-  return out;
-}
+// info Views poisoned (made, read and filled: support/batch.hpp).
 /// Fills info with a value that is never a valid result, so that a kernel
 /// which forgets to write info is caught.
 template <class View>
 void poison_info(const View& v) {
-  auto m = Kokkos::create_mirror_view(v);
-  for (size_t b = 0; b < v.extent(0); ++b) m(b) = -777;
-  mirror_copy(v, m);
+  fill_info(v, -777);
 }
 
 // ---------------------------------------------------------------------------

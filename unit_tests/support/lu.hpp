@@ -49,14 +49,6 @@ void fill_rank2(const View& v, const std::vector<V>& h) {
     for (size_t i = 0; i < v.extent(1); ++i) m(b, i) = h[b * v.extent(1) + i];
   mirror_copy(v, m);
 }
-template <class View>
-std::vector<int> read_rank1(const View& v) {
-  auto m = Kokkos::create_mirror_view(v);
-  mirror_copy(m, v);
-  std::vector<int> out(v.extent(0));
-  for (size_t b = 0; b < v.extent(0); ++b) out[b] = m(b);
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // netlib LAPACKE references, problem by problem on a host batch (column-major).
