@@ -216,6 +216,43 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
             << "problem " << b << " (" << i << "," << j << ")";
 }
 
+TYPED_TEST(Getrf, SubnormalPivotDividesLikeLapack) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  // A first column of small multiples of a subnormal: its pivot is below
+  // sfmin, so LAPACK divides (x / pivot, exact here) where 1 / pivot would
+  // overflow to Inf. In two of every three problems only, so that full
+  // blocks mix lanes that divide with lanes that multiply; batch not a
+  // multiple of the block. Column 0 below the diagonal must be LAPACK's
+  // bits, everything else within check_getrf's tolerances.
+  const T unit = std::numeric_limits<T>::denorm_min() * T(16);
+  for (int n : {1, 2, 6, 9}) {
+    const index_t batch = 2 * lanes_of<T, Layout>() + 3;
+    auto hA = random_batch<T>(batch, n, n, std::uint64_t(500 + n));
+    for (index_t b = 0; b < batch; ++b) {
+      if (b % 3 == 1) continue;
+      for (int i = 0; i < n; ++i) hA(b, i, 0) = T(int((3 * i + b) % 5) - 2) * unit;
+      hA(b, int(b % n), 0) = (b % 2 ? T(-3) : T(3)) * unit;
+    }
+    run_getrf<T, Layout>(hA, "subnormal pivot");
+    auto A    = make_view<T, Layout>("A", batch, n, n);
+    auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, n);
+    auto info = make_info<Layout>(batch);
+    fill_view(A, hA);
+    ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
+    const auto got = read_view(A);
+    const auto ref = ref_getrf_batch(hA);
+    for (index_t b = 0; b < batch; ++b) {
+      if (b % 3 == 1) continue;  // the problems with an ordinary first column
+      ASSERT_LT(std::abs(ref.lu(b, 0, 0)), std::numeric_limits<T>::min()) << "problem " << b;
+      for (int i = 1; i < n; ++i) {
+        ASSERT_TRUE(std::isfinite(got(b, i, 0))) << "n " << n << " problem " << b << " row " << i;
+        ASSERT_EQ(got(b, i, 0), ref.lu(b, i, 0)) << "n " << n << " problem " << b << " row " << i;
+      }
+    }
+  }
+}
+
 TEST(GetrfEmpty, ZeroSizesWriteInfoZero) {
   Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>> A("A", 13, 0, 4);
   Kokkos::View<int**, ibla::LayoutBlockInterleaved<8>> ipiv("ipiv", 13, 0);
