@@ -244,7 +244,11 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
   const T sfmin  = Kokkos::Experimental::norm_min<T>::value;
   const int m = A.rows, n = A.cols;
   const int steps = m < n ? m : n;
-  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = 0; });
+  // info in a lane-wide integer until the end: the lane loop that updated
+  // the 32-bit info from the 64-bit pivot compare at every step stayed
+  // scalar, with a branch per lane.
+  Index status[L];
+  for_each_lane(member, A.lanes, [&](const int l) { status[l] = 0; });
   prefetch.plan(steps);
   for (int k = 0; k < steps; ++k) {
     prefetch.step();
@@ -267,10 +271,10 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
         p[l]            = more ? Index(i) : p[l];
       });
     for_each_lane(member, A.lanes, [&](const int l) {
-      ipiv(k, 0, l)      = int(p[l]) + 1;
-      const int old_info = info(0, 0, l);
-      info(0, 0, l)      = (piv[l] == T(0) && old_info == 0) ? k + 1 : old_info;
+      const bool first_zero = (Index(piv[l] == T(0)) & Index(status[l] == 0)) != 0;
+      status[l]             = first_zero ? Index(k + 1) : status[l];
     });
+    for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = int(p[l]) + 1; });
     // Pivot column: A(k, k) <-> A(p, k), then the part below scaled. A
     // zero pivot (the column below is zero, or NaN) is neither scaled nor
     // multiplied by 1/0, as in LAPACK; a tiny one divides. Whether any lane
@@ -336,6 +340,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
     // Rank-1 update of the trailing columns, NR at a time.
     getrf_swap_update<false, true>(member, k, k + 1, n, A, ipiv);
   }
+  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
 }
 #endif
 
