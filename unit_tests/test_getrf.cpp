@@ -23,14 +23,17 @@ class Getrf : public ::testing::Test {};
 
 TYPED_TEST_SUITE(Getrf, SweepConfigs);
 
-/// Factors hA with ibla::getrf and checks it against LAPACKE. Returns the
-/// number of problems compared element-wise.
+/// ibla::getrf's answer for hA in Layout, read back.
+template <class T>
+struct GetrfResult {
+  HostBatch<T> lu;
+  std::vector<int> ipiv, info;
+};
+
 template <class T, class Layout>
-index_t run_getrf(const HostBatch<T>& hA, const char* what) {
+GetrfResult<T> ibla_getrf(const HostBatch<T>& hA) {
   const index_t batch = hA.batch;
   const int m = int(hA.rows), n = int(hA.cols), k = std::min(m, n);
-  SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " " << what << " batch " << batch
-                                    << " m " << m << " n " << n);
   auto A    = make_view<T, Layout>("A", batch, m, n);
   auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, k);
   auto info = make_info<Layout>(batch);
@@ -40,8 +43,17 @@ index_t run_getrf(const HostBatch<T>& hA, const char* what) {
   Kokkos::deep_copy(info, -7);
   ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
   Kokkos::fence();
-  const auto ref = ref_getrf_batch(hA);
-  return check_getrf(hA, read_view(A), read_rank2(ipiv), read_info(info), ref);
+  return {read_view(A), read_rank2(ipiv), read_info(info)};
+}
+
+/// Factors hA with ibla::getrf and checks it against LAPACKE. Returns the
+/// number of problems compared element-wise.
+template <class T, class Layout>
+index_t run_getrf(const HostBatch<T>& hA, const char* what) {
+  SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " " << what << " batch "
+                                    << hA.batch << " m " << hA.rows << " n " << hA.cols);
+  const auto got = ibla_getrf<T, Layout>(hA);
+  return check_getrf(hA, got.lu, got.ipiv, got.info, ref_getrf_batch(hA));
 }
 
 TYPED_TEST(Getrf, SquareSizesAndBatchCounts) {
@@ -200,19 +212,14 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   auto hA = forced_swap_batch<T>(batch, n, n, 77);
   const T nan = std::numeric_limits<T>::quiet_NaN();
   for (index_t b = 0; b < batch; ++b) hA(b, int(b % n), int(b % 3)) = nan;
-  auto A    = make_view<T, Layout>("A", batch, n, n);
-  auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, n);
-  auto info = make_info<Layout>(batch);
-  fill_view(A, hA);
-  ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
+  const auto got = ibla_getrf<T, Layout>(hA);
   const auto ref = ref_getrf_batch(hA);
-  const auto got = read_view(A);
-  EXPECT_EQ(read_rank2(ipiv), ref.ipiv);
-  EXPECT_EQ(read_info(info), ref.info);
+  EXPECT_EQ(got.ipiv, ref.ipiv);
+  EXPECT_EQ(got.info, ref.info);
   for (index_t b = 0; b < batch; ++b)
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
-        EXPECT_EQ(std::isnan(got(b, i, j)), std::isnan(ref.lu(b, i, j)))
+        EXPECT_EQ(std::isnan(got.lu(b, i, j)), std::isnan(ref.lu(b, i, j)))
             << "problem " << b << " (" << i << "," << j << ")";
 }
 
@@ -234,20 +241,16 @@ TYPED_TEST(Getrf, SubnormalPivotDividesLikeLapack) {
       for (int i = 0; i < n; ++i) hA(b, i, 0) = T(int((3 * i + b) % 5) - 2) * unit;
       hA(b, int(b % n), 0) = (b % 2 ? T(-3) : T(3)) * unit;
     }
-    run_getrf<T, Layout>(hA, "subnormal pivot");
-    auto A    = make_view<T, Layout>("A", batch, n, n);
-    auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, n);
-    auto info = make_info<Layout>(batch);
-    fill_view(A, hA);
-    ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
-    const auto got = read_view(A);
+    const auto got = ibla_getrf<T, Layout>(hA);
     const auto ref = ref_getrf_batch(hA);
+    SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " subnormal pivot n " << n);
+    check_getrf(hA, got.lu, got.ipiv, got.info, ref);
     for (index_t b = 0; b < batch; ++b) {
       if (b % 3 == 1) continue;  // the problems with an ordinary first column
       ASSERT_LT(std::abs(ref.lu(b, 0, 0)), std::numeric_limits<T>::min()) << "problem " << b;
       for (int i = 1; i < n; ++i) {
-        ASSERT_TRUE(std::isfinite(got(b, i, 0))) << "n " << n << " problem " << b << " row " << i;
-        ASSERT_EQ(got(b, i, 0), ref.lu(b, i, 0)) << "n " << n << " problem " << b << " row " << i;
+        ASSERT_TRUE(std::isfinite(got.lu(b, i, 0))) << "problem " << b << " row " << i;
+        ASSERT_EQ(got.lu(b, i, 0), ref.lu(b, i, 0)) << "problem " << b << " row " << i;
       }
     }
   }
