@@ -118,8 +118,9 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_pivot_column(const Member& member, const 
   }
 }
 
-/// Step k, columns [j0, j0 + NR): swap rows k and ipiv(k) of each lane; when
-/// Update, also A(k+1:m, j) -= L(k+1:m, k) * U(k, j).
+/// Step k, columns [j0, j0 + NR): when Swap, swap rows k and ipiv(k) of each
+/// lane (getrf_lanes_host swaps on its own and asks for the update only);
+/// when Update, also A(k+1:m, j) -= L(k+1:m, k) * U(k, j).
 template <int NR, bool Swap, bool Update, class Member, class BA, class BP>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_swap_update_tile(const Member& member, const int k,
                                                         const int j0, const BA& A,
