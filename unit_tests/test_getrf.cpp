@@ -206,21 +206,24 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   using Layout = typename TypeParam::layout_type;
   // NaN below the diagonal of the first column is never picked as pivot by
   // idamax (NaN > x is false) unless it comes first; ipiv, info and the NaN
-  // pattern must match LAPACK's.
-  const int n = 6;
-  const index_t batch = lanes_of<T, Layout>() + 3;
-  auto hA = forced_swap_batch<T>(batch, n, n, 77);
-  const T nan = std::numeric_limits<T>::quiet_NaN();
-  for (index_t b = 0; b < batch; ++b) hA(b, int(b % n), int(b % 3)) = nan;
-  const auto got = ibla_getrf<T, Layout>(hA);
-  const auto ref = ref_getrf_batch(hA);
-  EXPECT_EQ(got.ipiv, ref.ipiv);
-  EXPECT_EQ(got.info, ref.info);
-  for (index_t b = 0; b < batch; ++b)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        EXPECT_EQ(std::isnan(got.lu(b, i, j)), std::isnan(ref.lu(b, i, j)))
-            << "problem " << b << " (" << i << "," << j << ")";
+  // pattern must match LAPACK's. n = 3 runs the host's register form for
+  // small orders (getrf_registers_host), n = 6 the general one.
+  for (int n : {3, 6}) {
+    const index_t batch = lanes_of<T, Layout>() + 3;
+    auto hA = forced_swap_batch<T>(batch, n, n, 77);
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    for (index_t b = 0; b < batch; ++b) hA(b, int(b % n), int(b % 3)) = nan;
+    const auto got = ibla_getrf<T, Layout>(hA);
+    const auto ref = ref_getrf_batch(hA);
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    EXPECT_EQ(got.ipiv, ref.ipiv);
+    EXPECT_EQ(got.info, ref.info);
+    for (index_t b = 0; b < batch; ++b)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          EXPECT_EQ(std::isnan(got.lu(b, i, j)), std::isnan(ref.lu(b, i, j)))
+              << "problem " << b << " (" << i << "," << j << ")";
+  }
 }
 
 TYPED_TEST(Getrf, SubnormalPivotDividesLikeLapack) {

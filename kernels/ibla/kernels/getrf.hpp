@@ -343,6 +343,128 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
   }
   for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
 }
+
+/// Square orders up to this one are factored by getrf_registers_host (and
+/// solved by getrs_registers_host). Above it the matrix no longer fits the
+/// 16 AVX2 registers and the select-based interchanges cost O(n^3): the
+/// register form was slower than getrf_lanes_host at n = 5, 6 and 8
+/// (1-thread micro-driver, L = 4 and 8, 0.3-0.9x).
+inline constexpr int getrf_register_order = 4;
+
+/// Step K and the following ones of getrf_registers_host, for one lane whose
+/// N x N matrix is in a: the same operations, in the same order, as
+/// getrf_pivot_column and getrf_swap_update (same bits), with the row
+/// interchange done by selects. A function template per step, not a loop:
+/// every index into a is a compile-time constant whatever the compiler's
+/// unrolling heuristics decide, so a stays in registers.
+template <int K, int N, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivot_row)[N],
+                                                      T& status, Index& tiny) {
+  const T sfmin = Kokkos::Experimental::norm_min<T>::value;
+  // Pivot search, idamax's rule.
+  T piv   = a[K][K];
+  T amax  = abs_select(piv);
+  Index p = K;
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) {
+    const T v       = abs_select(a[i][K]);
+    const bool more = v > amax;
+    amax            = select_bits(more, v, amax);
+    piv             = select_bits(more, a[i][K], piv);
+    p               = more ? Index(i) : p;
+  }
+  pivot_row[K] = p;
+  // The first zero pivot sets status (0 until then). status is a T, so that
+  // both compares are of T: a select mixing a double compare with an
+  // integer one made GCC give up the lane loop of the 4 x 4 case ("relevant
+  // stmt not supported").
+  status = select_bits((piv == T(0)) & (status == T(0)), T(K + 1), status);
+  // Rows K and p exchanged in every column (a select per element and row).
+  IBLA_IMPL_UNROLL
+  for (int j = 0; j < N; ++j) {
+    const T row_k = a[K][j];
+    T to_k        = row_k;
+    IBLA_IMPL_UNROLL
+    for (int i = K + 1; i < N; ++i) {
+      const bool here = p == Index(i);
+      to_k            = select_bits(here, a[i][j], to_k);
+      a[i][j]         = select_bits(here, row_k, a[i][j]);
+    }
+    a[K][j] = to_k;
+  }
+  // x * 1 is x: a zero pivot's column is kept by the same multiply.
+  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
+  tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) a[i][K] *= scale;
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i)
+    IBLA_IMPL_UNROLL
+    for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
+  if constexpr (K + 1 < N) getrf_register_steps<K + 1>(a, pivot_row, status, tiny);
+}
+
+/// Lane l of getrf_registers_host: loads its matrix, factors it
+/// (getrf_register_steps), stores it back with ipiv and info. A lane with a
+/// pivot below sfmin stores nothing to A and is flagged in redo. A functor
+/// with an always-inlined operator(), not a lambda: a lambda this large was
+/// not inlined into the lane loop, which then stayed scalar.
+template <int N, class BA, class BP, class BI>
+struct GetrfRegisterLane {
+  using T     = std::remove_const_t<typename BA::value_type>;
+  using Index = lane_index_t<T>;
+  const BA& A;
+  const BP& ipiv;
+  const BI& info;
+  Index* redo;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    T a[N][N];
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i)
+      IBLA_IMPL_UNROLL
+      for (int j = 0; j < N; ++j) a[i][j] = A(i, j, l);
+    Index pivot_row[N];
+    T status   = T(0);  // info, as a T (see getrf_register_steps)
+    Index tiny = 0;
+    getrf_register_steps<0>(a, pivot_row, status, tiny);
+    const bool keep = tiny != 0;
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i)
+      IBLA_IMPL_UNROLL
+      for (int j = 0; j < N; ++j) {
+        T& out = A(i, j, l);
+        out    = select_bits(keep, out, a[i][j]);
+      }
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) ipiv(k, 0, l) = int(pivot_row[k]) + 1;
+    info(0, 0, l) = int(status);
+    redo[l]       = tiny;
+  }
+};
+
+/// Host form for a full block of square N x N matrices, N small: each lane
+/// factors its whole matrix in registers inside one lane loop (straight-line
+/// code, the shape GCC vectorises across lanes), so a row interchange is a
+/// select per element between the two rows instead of a store through the
+/// lane's own pivot row, and nothing goes back to memory between the steps.
+/// A lane whose pivot falls below sfmin (LAPACK divides then, which the
+/// multiply here would not match) stores nothing but its flag; such lanes
+/// are factored afterwards, one at a time, by getrf_lanes from their
+/// untouched input. Measured against getrf_lanes_host (1-thread
+/// micro-driver, double, 4 x 10^4 problems, medians of 41): 1.4-2.7x at
+/// n = 1..3, 1.0-1.9x at n = 4 (L = 8 and 16).
+template <int N, int L, class Member, class BA, class BP, class BI>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, const BA& A,
+                                                      const BP& ipiv, const BI& info) {
+  using Lane = GetrfRegisterLane<N, BA, BP, BI>;
+  typename Lane::Index redo[L];
+  for_each_lane(member, A.lanes, Lane{A, ipiv, info, redo});
+  for (int l = 0; l < L; ++l)
+    if (redo[l]) {
+      BlockPrefetch none;
+      getrf_lanes(member, single_lane(A, l), single_lane(ipiv, l), single_lane(info, l), none);
+    }
+}
 #endif
 
 /// team::getrf with the prefetch of the next block (batch-level GETRF and
@@ -367,6 +489,12 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
   }
   constexpr int L = fixed_lanes<typename BA::lane_count>::value;
   if constexpr (L > 0) {
+    if (A.rows == A.cols && A.rows >= 1 && A.rows <= getrf_register_order) {
+      detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
+        getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info);
+      });
+      return;
+    }
     getrf_lanes_host<L>(member, A, ipiv, info, prefetch);
     return;
   }
