@@ -301,6 +301,62 @@ TYPED_TEST(Gesv, GetrsBothOpsOnLapackFactors) {
       }
 }
 
+TYPED_TEST(Gesv, GetrsDividesByATinyDiagonalLikeLapack) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  // Factors given directly, no interchanges, U(k, k) a small multiple of a
+  // subnormal whose reciprocal overflows, in 2 of every 3 problems (full
+  // blocks mix both kinds; batch not a multiple of the block). Row k has no
+  // other entries and B(k, c) = 5 (c + 1) U(k, k): dtrsm divides, so X(k, c)
+  // is 5 (c + 1) exactly, where a multiply by 1 / U(k, k) gives Inf.
+  const T tiny = std::numeric_limits<T>::denorm_min() * T(48);
+  const T eps  = std::numeric_limits<T>::epsilon();
+  for (int n : {1, 2, 3, 4, 6}) {
+    const int nrhs      = 2;
+    const index_t batch = 2 * lanes_of<T, Layout>() + 3;
+    auto lu = random_batch<T>(batch, n, n, std::uint64_t(700 + n));
+    auto hB = random_batch<T>(batch, n, nrhs, std::uint64_t(710 + n));
+    std::vector<int> piv(size_t(batch) * n);
+    for (index_t b = 0; b < batch; ++b) {
+      for (int i = 0; i < n; ++i) {
+        piv[size_t(b) * n + i] = i + 1;
+        lu(b, i, i) += lu(b, i, i) < 0 ? -T(n) : T(n);  // a well-conditioned U
+      }
+      if (b % 3 == 1) continue;
+      const int k = int(b % n);
+      for (int j = 0; j < n; ++j) lu(b, k, j) = T(0);
+      lu(b, k, k) = (b % 2 ? T(-1) : T(1)) * tiny;
+      for (int c = 0; c < nrhs; ++c) hB(b, k, c) = T(5 * (c + 1)) * lu(b, k, k);
+    }
+    auto LU   = make_view<T, Layout>("LU", batch, n, n);
+    auto ipiv = make_rank2_view<int, Layout>("ipiv", batch, n);
+    auto B    = make_view<T, Layout>("B", batch, n, nrhs);
+    fill_view(LU, lu);
+    fill_rank2(ipiv, piv);
+    fill_view(B, hB);
+    ibla::getrs(Kokkos::DefaultExecutionSpace(), Op::N, LU, ipiv, B);
+    Kokkos::fence();
+    const auto got = read_view(B);
+    HostBatch<T> xref = hB;
+    for (index_t b = 0; b < batch; ++b)
+      ASSERT_EQ(ref_getrs('N', n, nrhs, lu.matrix(b), piv.data() + b * n, xref.matrix(b)), 0);
+    SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " tiny diagonal n " << n);
+    for (index_t b = 0; b < batch; ++b)
+      for (int c = 0; c < nrhs; ++c)
+        for (int i = 0; i < n; ++i) {
+          const T want = xref(b, i, c), have = got(b, i, c);
+          ASSERT_TRUE(std::isfinite(want)) << "problem " << b << " (" << i << "," << c << ")";
+          ASSERT_TRUE(std::isfinite(have)) << "problem " << b << " (" << i << "," << c << ")";
+          if (b % 3 != 1 && i == int(b % n)) {
+            ASSERT_EQ(have, T(5 * (c + 1))) << "problem " << b << " row " << i;
+          } else {
+            ASSERT_LE(std::abs(have - want), T(64) * T(n) * eps * (std::abs(want) + T(1)))
+                << "problem " << b << " (" << i << "," << c << ")";
+          }
+        }
+  }
+}
+
 // A free function: nvcc rejects device lambdas inside a TEST body.
 template <int L, class V0, class V1, class V2, class V3, class V4>
 void user_kernel_gesv(const V0& A, const V1& ipiv, const V2& B, const V3& B2, const V4& info, index_t batch) {
