@@ -21,6 +21,7 @@
 #include <ibla/core/error.hpp>
 #include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
+#include <ibla/core/select.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
 #include <ibla/kernels/prefetch.hpp>
@@ -238,12 +239,112 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
   }
 }
 
+#if !IBLA_IMPL_DEVICE_PASS
+/// Orders of the triangle up to this one are solved by trsm_registers_host
+/// (one tile row: the same operations as the tiles below).
+inline constexpr int trsm_register_order = trsm_tile_rows;
+
+/// Row S of the substitution (from the top for Lower, from the bottom
+/// otherwise) and the following ones, on one lane's column b: divide (or
+/// multiply by the reciprocal), then update the rows not yet solved. A
+/// function template per step, so that every index into b is a
+/// compile-time constant (see getrf_register_steps).
+template <int S, bool Lower, bool Divide, int N, class T, class BA, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void trsm_register_steps(T (&b)[N], const BA& A, const int l,
+                                                     const bool unit, Index& overflow) {
+  constexpr int r = Lower ? S : N - 1 - S;
+  // A unit diagonal is not used (x * 1 is x): a select, not a branch,
+  // keeps the lane loop straight-line code.
+  const T d       = select_bits(unit, T(1), A(r, r, l));
+  const bool tiny = reciprocal_overflows(d);
+  overflow |= Index(tiny);
+  const T inv = T(1) / d;
+  if constexpr (Divide) {
+    b[r] = select_bits(tiny, b[r] / d, b[r] * inv);
+  } else {
+    b[r] *= inv;
+  }
+  IBLA_IMPL_UNROLL
+  for (int r2 = Lower ? r + 1 : 0; r2 < (Lower ? N : r); ++r2)
+    b[r2] = fused_mul_add(-A(r2, r, l), b[r], b[r2]);
+  if constexpr (S + 1 < N) trsm_register_steps<S + 1, Lower, Divide>(b, A, l, unit, overflow);
+}
+
+/// Lane l of trsm_registers_host: column j of B, N rows, in registers: the
+/// operations of trsm_tile on a single N x 1 tile, in its order (same bits).
+/// The first pass (Divide false) multiplies by 1 / d and stores only lanes
+/// where that does not overflow, flagging the others in redo; the second
+/// (Divide true, run only when a lane of the block was flagged) divides
+/// where the reciprocal overflows, as trsm_tile does, and stores only the
+/// flagged lanes (their B is still the input).
+template <int N, bool Lower, bool Divide, class T, class BA, class BB, class Keep>
+struct TrsmRegisterLane {
+  using Index = lane_index_t<T>;
+  bool unit;
+  T alpha;
+  const BA& A;
+  const BB& B;
+  const Keep& keep;
+  Index* redo;
+  int j;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    T b[N];
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i) b[i] = alpha * B(i, j, l);
+    Index overflow = 0;
+    trsm_register_steps<0, Lower, Divide>(b, A, l, unit, overflow);
+    const bool store = Divide ? keep(l) & (redo[l] != 0) : keep(l) & (overflow == 0);
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i) {
+      T& out = B(i, j, l);
+      out    = select_bits(store, b[i], out);
+    }
+    if constexpr (!Divide) redo[l] |= overflow;
+  }
+};
+
+/// trsm_left for a full block on host whose triangle has order N <= 4 (one
+/// tile row): one lane loop per column of B, the column in registers. The
+/// tile form's dispatch (runtime tile counts, static_switch, a lane loop
+/// per statement) cost more than the arithmetic at these orders.
+template <int N, bool Lower, int L, class Member, class T, class BA, class BB, class Keep>
+KOKKOS_FORCEINLINE_FUNCTION void trsm_registers_host(const Member& member, const bool unit,
+                                                     const T alpha, const BA& A, const BB& B,
+                                                     const Keep& keep, BlockPrefetch& prefetch) {
+  using Multiply = TrsmRegisterLane<N, Lower, false, T, BA, BB, Keep>;
+  using Divide   = TrsmRegisterLane<N, Lower, true, T, BA, BB, Keep>;
+  typename Multiply::Index redo[L] = {};
+  prefetch.plan(B.cols);
+  for (int j = 0; j < B.cols; ++j) {
+    prefetch.step();
+    for_each_lane(member, B.lanes, Multiply{unit, alpha, A, B, keep, redo, j});
+  }
+  typename Multiply::Index any = 0;
+  for (int l = 0; l < L; ++l) any |= redo[l];
+  if (any)
+    for (int j = 0; j < B.cols; ++j)
+      for_each_lane(member, B.lanes, Divide{unit, alpha, A, B, keep, redo, j});
+}
+#endif
+
 /// T X = alpha B for T = A lower (Lower) or upper triangular, B of
 /// A.rows x B.cols: forward or backward substitution, tile row by tile row.
 template <bool Lower, class Member, class T, class BA, class BB, class Keep>
 KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const bool unit, const T alpha,
                                       const BA& A, const BB& B, const Keep& keep,
                                       BlockPrefetch& prefetch) {
+#if !IBLA_IMPL_DEVICE_PASS
+  constexpr int L = fixed_lanes<typename BB::lane_count>::value;
+  if constexpr (L > 0) {
+    if (B.rows >= 1 && B.rows <= trsm_register_order) {
+      detail::static_switch<trsm_register_order>(B.rows, [&](auto order) {
+        trsm_registers_host<decltype(order)::value, Lower, L>(member, unit, alpha, A, B, keep,
+                                                              prefetch);
+      });
+      return;
+    }
+  }
+#endif
   constexpr int MR = trsm_tile_rows, NR = trsm_tile_cols;
   const int m = B.rows, n = B.cols;
   prefetch.plan(index_t((m + MR - 1) / MR) * ((n + NR - 1) / NR));

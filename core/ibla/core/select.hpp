@@ -1,0 +1,40 @@
+// Lane-wise selects for the host kernels' vector forms (getrf, getrs,
+// trsm): written so that GCC keeps the lane loops vectorised.
+#pragma once
+
+#include <ibla/core/lanes.hpp>
+
+#include <Kokkos_Macros.hpp>
+
+#include <type_traits>
+
+namespace ibla::impl {
+
+#if !IBLA_IMPL_DEVICE_PASS
+/// A signed integer as wide as T: the pivot row index of a lane lives in
+/// the same SIMD element as its values, so selects between indices and
+/// between values use the same comparison mask.
+template <class T>
+using lane_index_t = std::conditional_t<sizeof(T) == 8, long long, int>;
+
+/// here ? a : b, as bit operations on both values. A select written as
+/// `?:` on a value that only one arm reads lets GCC turn the read into a
+/// masked load (or sink it into a branch), and the lane loop then stayed
+/// scalar ("unsupported access type for masked load"); with both values
+/// read unconditionally it is one blend (or and/andnot/or) per vector.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T select_bits(const bool here, const T a, const T b) {
+  using Bits = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned>;
+  static_assert(sizeof(Bits) == sizeof(T), "select_bits: float or double");
+  Bits ua, ub;
+  __builtin_memcpy(&ua, &a, sizeof(T));
+  __builtin_memcpy(&ub, &b, sizeof(T));
+  const Bits mask = Bits(0) - Bits(here);
+  const Bits r    = (ua & mask) | (ub & ~mask);
+  T out;
+  __builtin_memcpy(&out, &r, sizeof(T));
+  return out;
+}
+#endif
+
+}  // namespace ibla::impl
