@@ -180,6 +180,8 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
                                   const Keep& keep) {
 #if !IBLA_IMPL_DEVICE_PASS
   if constexpr (fixed_lanes<typename BB::lane_count>::value > 0) {
+    // Only the thread that runs the host lane loops (see getrf_block).
+    if (member.team_rank() != 0) return;
     if (ipiv.rows >= 1 && ipiv.rows <= getrf_register_order) {
       detail::static_switch<getrf_register_order>(ipiv.rows, [&](auto order) {
         laswp_registers_host<decltype(order)::value, Forward>(member, B, ipiv, keep);
@@ -208,6 +210,8 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
 #if !IBLA_IMPL_DEVICE_PASS
     constexpr int L = fixed_lanes<typename BB::lane_count>::value;
     if constexpr (L > 0) {
+      // Only the thread that runs the host lane loops (see getrf_block).
+      if (member.team_rank() != 0) return;
       if (A.rows <= getrf_register_order) {
         detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
           getrs_registers_host<decltype(order)::value, L>(member, A, ipiv, B, keep);

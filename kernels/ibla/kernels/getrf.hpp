@@ -433,7 +433,7 @@ template <int N, int L, class Member, class BA, class BP, class BI>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BI& info) {
   using Lane = GetrfRegisterLane<N, BA, BP, BI>;
-  typename Lane::Index redo[L];
+  typename Lane::Index redo[L] = {};
   for_each_lane(member, A.lanes, Lane{A, ipiv, info, redo});
   for (int l = 0; l < L; ++l)
     if (redo[l]) {
@@ -465,6 +465,11 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
   }
   constexpr int L = fixed_lanes<typename BA::lane_count>::value;
   if constexpr (L > 0) {
+    // The host forms keep per-lane state in arrays that only the thread
+    // running the lane loops fills (for_each_lane on host: team rank 0),
+    // and read them outside those loops: the other threads of a user's
+    // team must not run them.
+    if (member.team_rank() != 0) return;
     if (A.rows == A.cols && A.rows >= 1 && A.rows <= getrf_register_order) {
       detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
         getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info);

@@ -336,6 +336,9 @@ KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const bool unit, con
 #if !IBLA_IMPL_DEVICE_PASS
   constexpr int L = fixed_lanes<typename BB::lane_count>::value;
   if constexpr (L > 0) {
+    // Only the thread that runs the host lane loops: redo is filled by
+    // the lane loops and read outside them.
+    if (member.team_rank() != 0) return;
     if (B.rows >= 1 && B.rows <= trsm_register_order) {
       detail::static_switch<trsm_register_order>(B.rows, [&](auto order) {
         trsm_registers_host<decltype(order)::value, Lower, L>(member, unit, alpha, A, B, keep,
