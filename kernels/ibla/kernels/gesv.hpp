@@ -105,22 +105,15 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_host(const Member& member, cons
     for_each_lane(member, B.lanes, LaswpRegisterLane<N, Forward, BB, BP, Keep>{B, ipiv, keep, j});
 }
 
-/// keep for lane l of a block, asked by a single_lane block of it.
-template <class Keep>
-struct KeepOneLane {
-  const Keep& keep;
-  int lane;
-  KOKKOS_FORCEINLINE_FUNCTION bool operator()(int) const { return keep(lane); }
-};
-
-/// Lane l of getrs_registers_host: column j of B swapped, then solved with
-/// L (unit) and U, in registers. The same operations in the same order as
-/// laswp and the one-tile trsm_left calls of getrs_masked (same bits): the
-/// triangle of a tile is solved column by column, multiplying by 1 / U(r, r).
-/// Where 1 / U(r, r) would overflow (trsm divides then), the lane stores
-/// nothing and is flagged in redo (U(r, r) is a pivot below sfmin, which
-/// getrf_registers_host has redone by the general path already).
-template <int N, class BA, class BP, class BB, class Keep>
+/// Lane l of getrs_registers_host: column j of B swapped (as laswp), then
+/// solved with L (unit) and U by trsm_left's register steps (as the two
+/// trsm_left calls of getrs_masked: same operations, same order, same bits).
+/// Two passes as in TrsmRegisterLane: the first multiplies by 1 / U(r, r)
+/// and stores only lanes where that does not overflow (U(r, r) then is a
+/// pivot below sfmin), flagging the others in redo; the second, run only
+/// when a lane of the block was flagged, divides there as trsm does and
+/// stores the flagged lanes only (their B is still the input).
+template <int N, bool Divide, class BA, class BP, class BB, class Keep>
 struct GetrsRegisterLane {
   using T     = std::remove_const_t<typename BB::value_type>;
   using Index = lane_index_t<T>;
@@ -136,43 +129,41 @@ struct GetrsRegisterLane {
     for (int i = 0; i < N; ++i) b[i] = B(i, j, l);
     const bool solve = keep(l);
     laswp_registers_lane<N, true>(b, ipiv, l, solve);
-    IBLA_IMPL_UNROLL
-    for (int r = 0; r < N; ++r)
-      IBLA_IMPL_UNROLL
-      for (int r2 = r + 1; r2 < N; ++r2) b[r2] = fused_mul_add(-A(r2, r, l), b[r], b[r2]);
     Index overflow = 0;
-    IBLA_IMPL_UNROLL
-    for (int s = 0; s < N; ++s) {
-      const int r = N - 1 - s;
-      const T d   = A(r, r, l);
-      overflow |= Index(reciprocal_overflows(d));
-      b[r] *= T(1) / d;
-      IBLA_IMPL_UNROLL
-      for (int r2 = 0; r2 < r; ++r2) b[r2] = fused_mul_add(-A(r2, r, l), b[r], b[r2]);
-    }
-    const bool store = solve & (overflow == 0);
+    trsm_register_steps<0, true, Divide>(b, A, l, /*unit=*/true, overflow);
+    trsm_register_steps<0, false, Divide>(b, A, l, /*unit=*/false, overflow);
+    const bool store = Divide ? solve & (redo[l] != 0) : solve & (overflow == 0);
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) {
       T& out = B(i, j, l);
       out    = select_bits(store, b[i], out);
     }
-    redo[l] |= Index(solve) & overflow;
+    if constexpr (!Divide) redo[l] |= overflow;
   }
 };
 
 /// getrs_masked (Op::N) for a full block on host, N = A.rows small: one lane
 /// loop per column of B does its interchanges and both triangular solves in
 /// registers, where laswp and the two trsm_left calls took three passes (and
-/// their dispatch cost more than the arithmetic at n = 2). Lanes flagged by
-/// GetrsRegisterLane are solved afterwards, one at a time, by the general
-/// path from their untouched B. GESV with it and getrf_registers_host
+/// their dispatch cost more than the arithmetic at n = 2). GESV with it and getrf_registers_host
 /// against the general paths (1-thread micro-driver, double, 4 x 10^4
 /// problems, nrhs 1, medians of 41): 2-3.4x at n = 1..3, 1.4-2.1x at n = 4
 /// on random input.
 template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
-                                                      const Keep& keep);
+                                                      const Keep& keep) {
+  using Multiply = GetrsRegisterLane<N, false, BA, BP, BB, Keep>;
+  using Divide   = GetrsRegisterLane<N, true, BA, BP, BB, Keep>;
+  typename Multiply::Index redo[L] = {};
+  for (int j = 0; j < B.cols; ++j)
+    for_each_lane(member, B.lanes, Multiply{A, ipiv, B, keep, redo, j});
+  typename Multiply::Index any = 0;
+  for (int l = 0; l < L; ++l) any |= redo[l];
+  if (any)
+    for (int j = 0; j < B.cols; ++j)
+      for_each_lane(member, B.lanes, Divide{A, ipiv, B, keep, redo, j});
+}
 #endif
 
 template <bool Forward, class Member, class BB, class BP, class Keep>
@@ -231,29 +222,6 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
     laswp<false>(member, B, ipiv, keep);
   }
 }
-
-#if !IBLA_IMPL_DEVICE_PASS
-template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
-KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
-                                                      const BP& ipiv, const BB& B,
-                                                      const Keep& keep) {
-  using Lane = GetrsRegisterLane<N, BA, BP, BB, Keep>;
-  typename Lane::Index redo[L] = {};
-  for (int j = 0; j < B.cols; ++j) for_each_lane(member, B.lanes, Lane{A, ipiv, B, keep, redo, j});
-  using T = std::remove_const_t<typename BB::value_type>;
-  for (int l = 0; l < L; ++l)
-    if (redo[l]) {
-      // The general path for lane l alone: interchanges, then trsm_left,
-      // which divides where 1 / U(r, r) overflows.
-      const auto a1 = single_lane(A, l);
-      const auto b1 = single_lane(B, l);
-      const KeepOneLane<Keep> keep1{keep, l};
-      laswp<true>(member, b1, single_lane(ipiv, l), keep1);
-      trsm_masked(member, Side::Left, Uplo::Lower, Op::N, Diag::Unit, T(1), a1, b1, keep1);
-      trsm_masked(member, Side::Left, Uplo::Upper, Op::N, Diag::NonUnit, T(1), a1, b1, keep1);
-    }
-}
-#endif
 
 /// team::gesv with the prefetch of the next block (batch-level GESV).
 template <class Member, class BA, class BP, class BB, class BI>
