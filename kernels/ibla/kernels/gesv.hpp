@@ -145,10 +145,10 @@ struct GetrsRegisterLane {
 /// getrs_masked (Op::N) for a full block on host, N = A.rows small: one lane
 /// loop per column of B does its interchanges and both triangular solves in
 /// registers, where laswp and the two trsm_left calls took three passes (and
-/// their dispatch cost more than the arithmetic at n = 2). GESV with it and getrf_registers_host
-/// against the general paths (1-thread micro-driver, double, 4 x 10^4
-/// problems, nrhs 1, medians of 41): 2-3.4x at n = 1..3, 1.4-2.1x at n = 4
-/// on random input.
+/// their dispatch cost more than the arithmetic at n = 2). GESV with it and
+/// getrf_registers_host against the general paths (1-thread micro-driver,
+/// double, 4 x 10^4 problems, nrhs 1, medians of 41): 2-3.4x at n = 1..3,
+/// 1.4-2.1x at n = 4 on random input.
 template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
