@@ -1,6 +1,0 @@
-// ibla::gesv for the test suite's solver-sweep configurations, compiled once for
-// every test file that calls it (support/instances.hpp).
-#include "support/configs.hpp"
-
-#define IBLA_TEST_DEFINE_GESV(c) IBLA_TEST_GESV_INSTANCE(, c)
-IBLA_TEST_SOLVER_SWEEP_CONFIGS(IBLA_TEST_DEFINE_GESV, )

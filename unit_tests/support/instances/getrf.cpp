@@ -1,6 +1,0 @@
-// ibla::getrf for the test suite's size-sweep configurations, compiled once for
-// every test file that calls it (support/instances.hpp).
-#include "support/configs.hpp"
-
-#define IBLA_TEST_DEFINE_GETRF(c) IBLA_TEST_GETRF_INSTANCE(, c)
-IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_DEFINE_GETRF, )
