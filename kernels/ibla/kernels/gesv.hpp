@@ -132,13 +132,7 @@ struct GetrsRegisterLane {
     Index overflow = 0;
     trsm_register_steps<0, true, Divide>(b, A, l, /*unit=*/true, overflow);
     trsm_register_steps<0, false, Divide>(b, A, l, /*unit=*/false, overflow);
-    const bool store = Divide ? solve & (redo[l] != 0) : solve & (overflow == 0);
-    IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i) {
-      T& out = B(i, j, l);
-      out    = select_bits(store, b[i], out);
-    }
-    if constexpr (!Divide) redo[l] |= overflow;
+    store_register_column<Divide>(b, B, j, l, solve, overflow, redo);
   }
 };
 
@@ -153,16 +147,13 @@ template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
                                                       const Keep& keep) {
-  using Multiply = GetrsRegisterLane<N, false, BA, BP, BB, Keep>;
-  using Divide   = GetrsRegisterLane<N, true, BA, BP, BB, Keep>;
-  typename Multiply::Index redo[L] = {};
-  for (int j = 0; j < B.cols; ++j)
-    for_each_lane(member, B.lanes, Multiply{A, ipiv, B, keep, redo, j});
-  typename Multiply::Index any = 0;
-  for (int l = 0; l < L; ++l) any |= redo[l];
-  if (any)
-    for (int j = 0; j < B.cols; ++j)
-      for_each_lane(member, B.lanes, Divide{A, ipiv, B, keep, redo, j});
+  using Index = lane_index_t<std::remove_const_t<typename BB::value_type>>;
+  BlockPrefetch none;
+  register_columns_two_pass<L, Index>(
+      member, B.lanes, B.cols, none, [&](auto divide, Index* redo, const int j) {
+        return GetrsRegisterLane<N, decltype(divide)::value, BA, BP, BB, Keep>{A, ipiv, B, keep,
+                                                                               redo, j};
+      });
 }
 #endif
 

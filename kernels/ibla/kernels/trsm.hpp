@@ -270,6 +270,47 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_register_steps(T (&b)[N], const BA& A, con
   if constexpr (S + 1 < N) trsm_register_steps<S + 1, Lower, Divide>(b, A, l, unit, overflow);
 }
 
+/// The end of one pass of a two-pass register lane (TrsmRegisterLane,
+/// GetrsRegisterLane) on column j of lane l: b is stored where this pass
+/// owns the lane (the first pass, Divide false, where its multiplies by
+/// 1 / d did not overflow, flagging the other lanes in redo; the second
+/// only on the flagged lanes, whose B is still the input); keep false
+/// stores nothing.
+template <bool Divide, int N, class T, class BB, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void store_register_column(const T (&b)[N], const BB& B, const int j,
+                                                       const int l, const bool keep,
+                                                       const Index overflow, Index* redo) {
+  const bool store = Divide ? keep & (redo[l] != 0) : keep & (overflow == 0);
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i) {
+    T& out = B(i, j, l);
+    out    = select_bits(store, b[i], out);
+  }
+  if constexpr (!Divide) redo[l] |= overflow;
+}
+
+/// Runs a two-pass register form over the columns of B: lane(false_type,
+/// redo, j) on every column, then, only when a lane of the block was
+/// flagged in redo, lane(true_type, redo, j) on every column. lane makes
+/// the lane functor of one pass and column (a functor, not a lambda: see
+/// getrf_registers_host).
+template <int L, class Index, class Member, class Lanes, class MakeLane>
+KOKKOS_FORCEINLINE_FUNCTION void register_columns_two_pass(const Member& member,
+                                                           const Lanes& lanes, const int cols,
+                                                           BlockPrefetch& prefetch,
+                                                           const MakeLane& lane) {
+  Index redo[L] = {};
+  prefetch.plan(cols);
+  for (int j = 0; j < cols; ++j) {
+    prefetch.step();
+    for_each_lane(member, lanes, lane(std::false_type{}, redo, j));
+  }
+  Index any = 0;
+  for (int l = 0; l < L; ++l) any |= redo[l];
+  if (any)
+    for (int j = 0; j < cols; ++j) for_each_lane(member, lanes, lane(std::true_type{}, redo, j));
+}
+
 /// Lane l of trsm_registers_host: column j of B, N rows, in registers: the
 /// operations of trsm_tile on a single N x 1 tile, in its order (same bits).
 /// The first pass (Divide false) multiplies by 1 / d and stores only lanes
@@ -293,13 +334,7 @@ struct TrsmRegisterLane {
     for (int i = 0; i < N; ++i) b[i] = alpha * B(i, j, l);
     Index overflow = 0;
     trsm_register_steps<0, Lower, Divide>(b, A, l, unit, overflow);
-    const bool store = Divide ? keep(l) & (redo[l] != 0) : keep(l) & (overflow == 0);
-    IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i) {
-      T& out = B(i, j, l);
-      out    = select_bits(store, b[i], out);
-    }
-    if constexpr (!Divide) redo[l] |= overflow;
+    store_register_column<Divide>(b, B, j, l, keep(l), overflow, redo);
   }
 };
 
@@ -311,19 +346,12 @@ template <int N, bool Lower, int L, class Member, class T, class BA, class BB, c
 KOKKOS_FORCEINLINE_FUNCTION void trsm_registers_host(const Member& member, const bool unit,
                                                      const T alpha, const BA& A, const BB& B,
                                                      const Keep& keep, BlockPrefetch& prefetch) {
-  using Multiply = TrsmRegisterLane<N, Lower, false, T, BA, BB, Keep>;
-  using Divide   = TrsmRegisterLane<N, Lower, true, T, BA, BB, Keep>;
-  typename Multiply::Index redo[L] = {};
-  prefetch.plan(B.cols);
-  for (int j = 0; j < B.cols; ++j) {
-    prefetch.step();
-    for_each_lane(member, B.lanes, Multiply{unit, alpha, A, B, keep, redo, j});
-  }
-  typename Multiply::Index any = 0;
-  for (int l = 0; l < L; ++l) any |= redo[l];
-  if (any)
-    for (int j = 0; j < B.cols; ++j)
-      for_each_lane(member, B.lanes, Divide{unit, alpha, A, B, keep, redo, j});
+  using Index = lane_index_t<T>;
+  register_columns_two_pass<L, Index>(
+      member, B.lanes, B.cols, prefetch, [&](auto divide, Index* redo, const int j) {
+        return TrsmRegisterLane<N, Lower, decltype(divide)::value, T, BA, BB, Keep>{
+            unit, alpha, A, B, keep, redo, j};
+      });
 }
 #endif
 
