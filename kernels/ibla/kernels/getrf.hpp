@@ -291,7 +291,13 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
     // (AVX2 has no scatter). A lane loop that stored through the per-lane
     // index stayed scalar altogether, and selects over all rows k+1..m-1
     // of every column (no per-lane address at all) cost more than these
-    // moves at every n.
+    // moves at every n. Also measured slower (1-thread micro-driver, L = 8,
+    // random input): selects over only the rows that are some lane's
+    // pivot, vector stores instead of the scalar ones (0.92-1.0x at n = 8,
+    // 0.70x at n = 16); the interchanges left of k deferred to the end and
+    // done as one gather per element through each lane's final row
+    // permutation (0.82-0.86x at n = 8 and 16); AVX2 gather instructions
+    // for the reads (GCC's tuning for Zen 3 emulates them; 0.95x at n = 8).
     auto interchange = [&](const int j0, const int nr) {
       detail::static_switch<NR>(nr, [&](auto cols) {
         constexpr int NC = decltype(cols)::value;
