@@ -23,9 +23,9 @@
 //  - trsm: componentwise residual; alpha = 0 gives B = 0;
 //  - potrf/posv: info equal to LAPACKE's, or where they first differ a
 //    decision certified by ibla's own factor (see check_potrf_problem), the
-//    documented info meaning (failed
-//    pivot <= 0 or NaN, factored diagonal > 0), backward error of the
-//    factored columns, residual of the solution, B untouched where info > 0;
+//    documented info meaning (failed pivot <= 0 or NaN, factored diagonal
+//    > 0), backward error of the factored columns, residual of the
+//    solution, B untouched where info > 0;
 //  - getrf/gesv: 1-based ipiv in [k, m]; info is the first exactly zero
 //    U(k, k); for finite input info and ipiv equal to LAPACKE's before the
 //    first step where rounding may flip the pivot choice (near ties, zero
@@ -553,28 +553,29 @@ void check_potrf_problem(const Host<T>& a, const Host<T>& f, index_t b, index_t 
     if (k > first_bad + 1) return;
     // On finite data a disagreement is allowed where ibla's decision is
     // certified by its own factor: the columns it factored have a small
-    // backward error (checked below, row k - 1 included), and, where it
-    // stopped at k, the pivot it stored is a(k,k) - sum_p L(k,p)^2 of that
-    // factor up to rounding, so the leading k x k block of a matrix within
-    // rounding of A is not positive definite. Near-singular matrices need
+    // backward error (checked below where the whole matrix is finite), and
+    // its pivot at k (stored where it stopped, L(k,k)^2 where it went on)
+    // is a(k,k) - sum_p L(k,p)^2 of that factor up to rounding, so the
+    // leading k x k block of a matrix within rounding of A is (or is not)
+    // positive definite, as ibla decided. Near-singular matrices need
     // this: the pivot's forward error grows with the conditioning of the
     // leading block. Found by the fuzzer (float, n = 25, M M^T: pivot 24 is
     // 7.2e-6 against a diagonal of ~8, pivot 25 is -0.015 in double
     // precision on the same float data; ibla stores -0.138 and reports info
     // 25, float LAPACK rounds past it to info 0).
-    if (info == k) {
-      double s = double(original(a, b, uplo, k - 1, k - 1)), mag = std::abs(s);
-      for (index_t p = 0; p < k - 1; ++p) {
-        const double l = double(factor(f, b, uplo, k - 1, p));
-        s -= l * l;
-        mag += l * l;
-      }
-      const double pivot = double(factor(f, b, uplo, k - 1, k - 1));
-      if (std::isfinite(mag) && !(std::abs(pivot - s) <= gamma * mag + 4.0 * double(n) * tiny))
-        fail(std::string(routine) + ": info " + std::to_string(info) + ", LAPACKE " +
-             std::to_string(rinfo) + ", stored pivot " + std::to_string(pivot) +
-             " is not a(k,k) - sum L(k,p)^2 = " + std::to_string(s) + " of its own factor");
+    double s = double(original(a, b, uplo, k - 1, k - 1)), mag = std::abs(s);
+    for (index_t p = 0; p < k - 1; ++p) {
+      const double l = double(factor(f, b, uplo, k - 1, p));
+      s -= l * l;
+      mag += l * l;
     }
+    const double d     = double(factor(f, b, uplo, k - 1, k - 1));
+    const double pivot = info == k ? d : d * d;  // failed: the pivot; passed: its root
+    if (std::isfinite(mag) && !(std::abs(pivot - s) <= gamma * mag + 4.0 * double(n) * tiny))
+      fail(std::string(routine) + ": info " + std::to_string(info) + ", LAPACKE " +
+           std::to_string(rinfo) + ", pivot " + std::to_string(pivot) + " at step " +
+           std::to_string(k) + " is not a(k,k) - sum L(k,p)^2 = " + std::to_string(s) +
+           " of its own factor");
   }
   if (!finite) return;
   const index_t done = info == 0 ? n : info - 1;
