@@ -64,7 +64,12 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_lane(T (&b)[N], const BP& ipiv,
   for (int s = 0; s < N; ++s) {
     const int k   = Forward ? s : N - 1 - s;
     // A 64-bit index against 64-bit values: one mask width in the selects.
-    const Index p = swaps ? Index(ipiv(k, 0, l) - 1) : Index(k);
+    // The pivot is loaded in every lane (a lane's ipiv entries exist even
+    // where they are not used): a load under the condition became a masked
+    // load that GCC's dependence analysis rejected, and the whole lane loop
+    // stayed scalar.
+    const Index stored = Index(ipiv(k, 0, l) - 1);
+    const Index p      = swaps ? stored : Index(k);
     const T row_k = b[k];
     T to_k        = row_k;
     IBLA_IMPL_UNROLL
@@ -194,8 +199,8 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
     if constexpr (L > 0) {
       // Only the thread that runs the host lane loops (see getrf_block).
       if (member.team_rank() != 0) return;
-      if (A.rows <= getrf_register_order) {
-        detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
+      if (A.rows <= trsm_register_order) {
+        detail::static_switch<trsm_register_order>(A.rows, [&](auto order) {
           getrs_registers_host<decltype(order)::value, L>(member, A, ipiv, B, keep);
         });
         return;

@@ -326,9 +326,9 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
   for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
 }
 
-/// Square orders up to this one are factored by getrf_registers_host (and
-/// solved by getrs_registers_host). Above it the matrix no longer fits the
-/// 16 AVX2 registers and the select-based interchanges cost O(n^3): the
+/// Square orders up to this one are factored by getrf_registers_host (GETRS
+/// keeps B in registers up to trsm_register_order). Above it the matrix no
+/// longer fits the 16 AVX2 registers and the select-based interchanges cost O(n^3): the
 /// register form was slower than getrf_lanes_host at n = 5, 6 and 8
 /// (1-thread micro-driver, L = 4 and 8, 0.3-0.9x).
 inline constexpr int getrf_register_order = 4;

@@ -86,9 +86,13 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile_lane(const int l, int i0, int j0, con
     // Pointers walk the p loop (one add per operand and step, offsets
     // loop-invariant) instead of (i) * rs + (p) * cs per access: with runtime
     // strides the index arithmetic ran out of integer registers (as in GEMM).
-    const index_t ars = A.rs, astep = A.cs, bcs = B.cs, bstep = B.rs;
-    const T* pa = A.ptr(i0, p_begin) + index_t(l) * index_t(value_of(A.ls));
-    const T* pb = B.ptr(p_begin, j0) + index_t(l) * index_t(value_of(B.ls));
+    // The rows solved before are taken in the order they were solved
+    // (for Upper from the bottom up: the order of trsm_register_steps and
+    // of netlib's dtrsm), so that both forms give the same bits.
+    const index_t ars = A.rs, astep = Lower ? A.cs : -A.cs, bcs = B.cs, bstep = Lower ? B.rs : -B.rs;
+    const int p_first = Lower ? p_begin : p_end - 1;
+    const T* pa = A.ptr(i0, p_first) + index_t(l) * index_t(value_of(A.ls));
+    const T* pb = B.ptr(p_first, j0) + index_t(l) * index_t(value_of(B.ls));
     for (int p = p_begin; p < p_end; ++p) {
       T a[MR], x[NR];
       for (int r = 0; r < MR; ++r) a[r] = pa[r * ars];
@@ -165,7 +169,8 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
     const int p_begin = Lower ? 0 : i0 + MR;
     const int p_end   = Lower ? i0 : A.rows;
     const index_t als = index_t(value_of(A.ls)), bls = index_t(value_of(B.ls));
-    const index_t ars = A.rs, astep = A.cs, bcs = B.cs, bstep = B.rs;
+    const index_t ars = A.rs, astep = Lower ? A.cs : -A.cs, bcs = B.cs, bstep = Lower ? B.rs : -B.rs;
+    const int p_first = Lower ? p_begin : p_end - 1;
     T acc[MR][NR][L];
     IBLA_IMPL_UNROLL
     for (int r = 0; r < MR; ++r)
@@ -173,8 +178,8 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
       for (int c = 0; c < NR; ++c)
         for_each_lane(member, B.lanes,
                       [&](const int l) { acc[r][c][l] = alpha * B(i0 + r, j0 + c, l); });
-    const T* pa = A.ptr(i0, p_begin);
-    const T* pb = B.ptr(p_begin, j0);
+    const T* pa = A.ptr(i0, p_first);
+    const T* pb = B.ptr(p_first, j0);
     for (int p = p_begin; p < p_end; ++p) {
       IBLA_IMPL_UNROLL
       for (int r = 0; r < MR; ++r)
@@ -241,8 +246,20 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
 
 #if !IBLA_IMPL_DEVICE_PASS
 /// Orders of the triangle up to this one are solved by trsm_registers_host
-/// (one tile row: the same operations as the tiles below).
-inline constexpr int trsm_register_order = trsm_tile_rows;
+/// (and GETRS by getrs_registers_host): each column of B in N registers,
+/// the same operations in the same order as the tiles below (same bits:
+/// every element takes the rows solved before it in the order they were
+/// solved, see trsm_tile). Up to 4 this is one tile row; at 5..8 the tile
+/// form's runtime tile loops, static_switch dispatch and per-row overflow
+/// test cost more than the arithmetic. Measured (double, 10^4 problems, 2
+/// threads, ibla_bench medians of 3-5 alternating runs, AVX-512 Zen 4),
+/// order 8 against 4, flushed / warm: TRSM nrhs=1 n = 5 1.26 / 1.77x, 6
+/// 1.09 / 1.19x, 8 0.99 / 0.99x; nrhs=n n = 5 1.25 / 1.29x, 6 1.06 / 1.31x,
+/// 8 1.05 / 1.15x; POSV n = 5 1.23 / 1.23x, 6 1.17 / 1.35x, 8 1.15 / 1.17x;
+/// GESV n = 5 1.30-1.41x, 6 1.21-1.48x, 8 1.08-1.12x; n <= 4 unchanged
+/// (0.95-1.14x, within the runs' spread). Its cost is compile time: the
+/// solver units of the tests compile about 25% longer.
+inline constexpr int trsm_register_order = 8;
 
 /// Row S of the substitution (from the top for Lower, from the bottom
 /// otherwise) and the following ones, on one lane's column b: divide (or
