@@ -100,6 +100,12 @@ struct LaswpRegisterLane {
   }
 };
 
+/// Orders whose laswp (GETRS Op::T: the interchanges after the solves) runs
+/// in registers: the order 4 it was measured at (with getrf_register_order,
+/// which has since moved on; GETRS Op::N swaps inside its own register form
+/// up to trsm_register_order).
+inline constexpr int laswp_register_order = 4;
+
 /// laswp for a full block on host, N = ipiv.rows small: each column of B in
 /// registers. laswp_tile stores through each lane's own pivot row, a scalar
 /// loop over the lanes on AVX2 (no scatter).
@@ -169,8 +175,8 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
   if constexpr (fixed_lanes<typename BB::lane_count>::value > 0) {
     // Only the thread that runs the host lane loops (see getrf_block).
     if (member.team_rank() != 0) return;
-    if (ipiv.rows >= 1 && ipiv.rows <= getrf_register_order) {
-      detail::static_switch<getrf_register_order>(ipiv.rows, [&](auto order) {
+    if (ipiv.rows >= 1 && ipiv.rows <= laswp_register_order) {
+      detail::static_switch<laswp_register_order>(ipiv.rows, [&](auto order) {
         laswp_registers_host<decltype(order)::value, Forward>(member, B, ipiv, keep);
       });
       return;

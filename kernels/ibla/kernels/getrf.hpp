@@ -328,10 +328,19 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
 
 /// Square orders up to this one are factored by getrf_registers_host (GETRS
 /// keeps B in registers up to trsm_register_order). Above it the matrix no
-/// longer fits the 16 AVX2 registers and the select-based interchanges cost
-/// O(n^3): the register form was slower than getrf_lanes_host at n = 5, 6
-/// and 8 (1-thread micro-driver, L = 4 and 8, 0.3-0.9x).
-inline constexpr int getrf_register_order = 4;
+/// longer fits the registers and the select-based interchanges cost O(n^3):
+/// on AVX2 the register form was slower than getrf_lanes_host at n = 5, 6
+/// and 8 (1-thread micro-driver, L = 4 and 8, 0.3-0.9x). On AVX-512 (Zen 4;
+/// `ibla_bench --ops getrf,gesv --sizes 4,5,6,7,8`, 10^4 problems, 2
+/// threads, the binaries before and after alternating, 3-5 runs, ratio of
+/// the medians), with the next block prefetched before the lane loop: n = 5
+/// GETRF random 1.65-1.71x, GESV random 1.45-1.54x, diagonally dominant
+/// 0.81-1.21x and 0.87-1.10x (the selects run whether or not a lane swaps,
+/// while getrf_lanes_host skips a block's interchanges when none does);
+/// n = 6 random 1.31x but diagonally dominant 0.71-0.83x and GESV 0.63-1.04x;
+/// n = 7, 8 0.38-0.86x (GCC vectorises the lane loop two registers per
+/// value, so 2 n^2 registers: spills).
+inline constexpr int getrf_register_order = 5;
 
 /// Step K and the following ones of getrf_registers_host, for one lane whose
 /// N x N matrix is in a: the same operations, in the same order, as
@@ -437,7 +446,13 @@ struct GetrfRegisterLane {
 /// n = 1..3, 1.0-1.9x at n = 4 (L = 8 and 16).
 template <int N, int L, class Member, class BA, class BP, class BI>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, const BA& A,
-                                                      const BP& ipiv, const BI& info) {
+                                                      const BP& ipiv, const BI& info,
+                                                      BlockPrefetch& prefetch) {
+  // One lane loop reads the whole block, so the next block's lines are all
+  // requested before it. Without this the register form at n = 5, 6 was
+  // 1.41-1.70x getrf_lanes_host warm but 0.46-1.11x flushed.
+  prefetch.plan(1);
+  prefetch.step();
   using Lane = GetrfRegisterLane<N, BA, BP, BI>;
   typename Lane::Index redo[L] = {};
   for_each_lane(member, A.lanes, Lane{A, ipiv, info, redo});
@@ -478,7 +493,7 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
     if (member.team_rank() != 0) return;
     if (A.rows == A.cols && A.rows >= 1 && A.rows <= getrf_register_order) {
       detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
-        getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info);
+        getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
       });
       return;
     }
