@@ -18,7 +18,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
 using namespace ibla_test;
@@ -185,4 +188,68 @@ TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 16, 21, 32}) check_sizes<T, Layout>(n);
+}
+
+// GETRF's host register form (small orders) factors a block without the row
+// interchanges' selects when the thread's previous block swapped nowhere,
+// and refactors the lanes that do need an interchange (or a division by a
+// pivot below the smallest normal) one at a time. Whatever the order of
+// the passes, every matrix must get the bits it gets alone (a batch of one:
+// the per-lane form). Blocks of diagonally dominant matrices (no swaps),
+// random ones (swaps) and mixes, in both orders of the batch, so that each
+// kind of block meets each prediction on either thread.
+TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  const index_t L = lanes_of<T, Layout>();
+  // d: dominant, r: random, m: dominant but a random lane at every third
+  // place, t: dominant with one lane whose first pivot is subnormal.
+  const std::string pattern = "ddmrrdtmdrm";
+  for (int n = 1; n <= 8; ++n)
+    for (const bool reversed : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
+      const index_t blocks = index_t(pattern.size()), batch = blocks * L + L / 2;
+      HostBatch<T> A = random_batch<T>(batch, n, n, 23 + n + (reversed ? 100 : 0));
+      for (index_t b = 0; b < batch; ++b) {
+        const index_t block = b / L < blocks ? b / L : blocks - 1;
+        const char kind = pattern[size_t(reversed ? blocks - 1 - block : block)];
+        const bool random = kind == 'r' || (kind == 'm' && b % 3 == 0);
+        if (!random)
+          for (int i = 0; i < n; ++i) A(b, i, i) += T(A(b, i, i) < 0 ? -n : n);
+        if (kind == 't' && b % L == 1) {
+          // A(0, 0) subnormal and the largest of its column: no swap at
+          // step 0, and LAPACK divides by it instead of multiplying.
+          for (int i = 0; i < n; ++i) A(b, i, 0) = T(0);
+          A(b, 0, 0) = std::numeric_limits<T>::denorm_min() * T(8);
+        }
+      }
+      auto vA = make_view<T, Layout>("A", batch, n, n);
+      Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
+      Kokkos::View<int*, Layout> info("info", batch);
+      fill_view(vA, A);
+      ibla::getrf(exec, vA, ipiv, info);
+      const HostBatch<T> got = read_view(vA);
+      auto got_ipiv = Kokkos::create_mirror_view(ipiv);
+      auto got_info = Kokkos::create_mirror_view(info);
+      mirror_copy(got_ipiv, ipiv);
+      mirror_copy(got_info, info);
+      for (index_t b = 0; b < batch; ++b) {
+        HostBatch<T> one(1, n, n);
+        std::copy(A.matrix(b), A.matrix(b) + n * n, one.matrix(0));
+        auto v1 = make_view<T, Layout>("A1", 1, n, n);
+        Kokkos::View<int**, Layout> ipiv1("ipiv1", 1, n);
+        Kokkos::View<int*, Layout> info1("info1", 1);
+        fill_view(v1, one);
+        ibla::getrf(exec, v1, ipiv1, info1);
+        ASSERT_TRUE(bitwise_same(got, read_view(v1), b, 0, 1)) << "matrix " << b;
+        auto want_ipiv = Kokkos::create_mirror_view(ipiv1);
+        auto want_info = Kokkos::create_mirror_view(info1);
+        mirror_copy(want_ipiv, ipiv1);
+        mirror_copy(want_info, info1);
+        for (int k = 0; k < n; ++k)
+          ASSERT_EQ(got_ipiv(b, k), want_ipiv(0, k)) << "ipiv(" << b << ", " << k << ")";
+        ASSERT_EQ(got_info(b), want_info(0)) << "info(" << b << ")";
+      }
+    }
 }

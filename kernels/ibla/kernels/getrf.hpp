@@ -348,7 +348,7 @@ inline constexpr int getrf_register_order = 5;
 /// interchange done by selects. A function template per step, not a loop:
 /// every index into a is a compile-time constant whatever the compiler's
 /// unrolling heuristics decide, so a stays in registers.
-template <int K, int N, class T, class Index>
+template <int K, bool Swap, int N, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivot_row)[N],
                                                       T& status, Index& tiny) {
   const T sfmin = Kokkos::Experimental::norm_min<T>::value;
@@ -371,17 +371,22 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   // stmt not supported").
   status = select_bits((piv == T(0)) & (status == T(0)), T(K + 1), status);
   // Rows K and p exchanged in every column (a select per element and row).
-  IBLA_IMPL_UNROLL
-  for (int j = 0; j < N; ++j) {
-    const T row_k = a[K][j];
-    T to_k        = row_k;
+  // Without Swap (see getrf_registers_host) the results of a lane with
+  // p != K are thrown away; in the others the exchange would have changed
+  // nothing, so both forms give the same bits.
+  if constexpr (Swap) {
     IBLA_IMPL_UNROLL
-    for (int i = K + 1; i < N; ++i) {
-      const bool here = p == Index(i);
-      to_k            = select_bits(here, a[i][j], to_k);
-      a[i][j]         = select_bits(here, row_k, a[i][j]);
+    for (int j = 0; j < N; ++j) {
+      const T row_k = a[K][j];
+      T to_k        = row_k;
+      IBLA_IMPL_UNROLL
+      for (int i = K + 1; i < N; ++i) {
+        const bool here = p == Index(i);
+        to_k            = select_bits(here, a[i][j], to_k);
+        a[i][j]         = select_bits(here, row_k, a[i][j]);
+      }
+      a[K][j] = to_k;
     }
-    a[K][j] = to_k;
   }
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
@@ -392,22 +397,24 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   for (int i = K + 1; i < N; ++i)
     IBLA_IMPL_UNROLL
     for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
-  if constexpr (K + 1 < N) getrf_register_steps<K + 1>(a, pivot_row, status, tiny);
+  if constexpr (K + 1 < N) getrf_register_steps<K + 1, Swap>(a, pivot_row, status, tiny);
 }
 
 /// Lane l of getrf_registers_host: loads its matrix, factors it
-/// (getrf_register_steps), stores it back with ipiv and info. A lane with a
-/// pivot below sfmin stores nothing to A and is flagged in redo. A functor
-/// with an always-inlined operator(), not a lambda: a lambda this large was
-/// not inlined into the lane loop, which then stayed scalar.
-template <int N, class BA, class BP, class BI>
+/// (getrf_register_steps), stores it back with ipiv and info. flags[l]: bit
+/// 0 a pivot below sfmin, bit 1 a row interchange. A lane with bit 0, or
+/// with bit 1 in the pass without Swap, stores nothing to A: it is factored
+/// again from its input. A functor with an always-inlined operator(), not a
+/// lambda: a lambda this large was not inlined into the lane loop, which
+/// then stayed scalar.
+template <int N, bool Swap, class BA, class BP, class BI>
 struct GetrfRegisterLane {
   using T     = std::remove_const_t<typename BA::value_type>;
   using Index = lane_index_t<T>;
   const BA& A;
   const BP& ipiv;
   const BI& info;
-  Index* redo;
+  Index* flags;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T a[N][N];
     IBLA_IMPL_UNROLL
@@ -417,8 +424,16 @@ struct GetrfRegisterLane {
     Index pivot_row[N];
     T status   = T(0);  // info, as a T (see getrf_register_steps)
     Index tiny = 0;
-    getrf_register_steps<0>(a, pivot_row, status, tiny);
-    const bool keep = tiny != 0;
+    getrf_register_steps<0, Swap>(a, pivot_row, status, tiny);
+    // pivot_row[k] >= k: the sum is 0 exactly when no step swapped. A flag
+    // or-ed at every step (swapped |= p != K) became a chain of the search's
+    // compare masks that GCC did not vectorise (the lane loop went scalar,
+    // 5x slower), and a sum kept through the steps cost random input at
+    // n = 4 0.82x against the form without the second pass (this: 0.89x).
+    Index swapped = 0;
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) swapped += pivot_row[k] - Index(k);
+    const bool keep = tiny != 0 || (!Swap && swapped != 0);
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i)
       IBLA_IMPL_UNROLL
@@ -429,9 +444,19 @@ struct GetrfRegisterLane {
     IBLA_IMPL_UNROLL
     for (int k = 0; k < N; ++k) ipiv(k, 0, l) = int(pivot_row[k]) + 1;
     info(0, 0, l) = int(status);
-    redo[l]       = tiny;
+    flags[l]      = tiny | (Index(swapped != 0) << 1);
   }
 };
+
+/// Whether the last block this host thread factored in registers had a
+/// lane that swapped rows. Batches are mostly alike (diagonally dominant
+/// ones never swap, random ones swap in nearly every block), so it predicts
+/// the next block. It only picks the order of the passes in
+/// getrf_registers_host, never the results.
+inline bool& getrf_registers_last_block_swapped() {
+  static thread_local bool swapped = true;
+  return swapped;
+}
 
 /// Host form for a full block of square N x N matrices, N small: each lane
 /// factors its whole matrix in registers inside one lane loop (straight-line
@@ -444,6 +469,17 @@ struct GetrfRegisterLane {
 /// untouched input. Measured against getrf_lanes_host (1-thread
 /// micro-driver, double, 4 x 10^4 problems, medians of 41): 1.4-2.7x at
 /// n = 1..3, 1.0-1.9x at n = 4 (L = 8 and 16).
+///
+/// When the thread's previous block had no lane that swapped rows, the
+/// block is first factored without the interchanges' selects; lanes that
+/// turn out to need one keep their input and are factored one at a time as
+/// above. Same bits either way (test_determinism_solvers). Against the
+/// form that always selects (`ibla_bench --ops getrf,gesv --sizes 1..6`,
+/// 10^4, 2 threads, Zen 4, binaries alternating, 3 runs): diagonally
+/// dominant GETRF n = 3 1.06-1.09x, 4 1.10x, 5 1.56-1.75x, GESV 1.12x,
+/// 1.22-1.39x, 1.44-1.50x; random input (the selecting pass, plus the
+/// count of swaps) 0.89-1.00x at n = 1..5, while the unchanged n = 6 moved
+/// by 1.06-1.17x in the same runs.
 template <int N, int L, class Member, class BA, class BP, class BI>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BI& info,
@@ -453,11 +489,26 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, cons
   // 1.41-1.70x getrf_lanes_host warm but 0.46-1.11x flushed.
   prefetch.plan(1);
   prefetch.step();
-  using Lane = GetrfRegisterLane<N, BA, BP, BI>;
-  typename Lane::Index redo[L] = {};
-  for_each_lane(member, A.lanes, Lane{A, ipiv, info, redo});
+  using Index        = lane_index_t<std::remove_const_t<typename BA::value_type>>;
+  Index flags[L]     = {};
+  bool& last_swapped = getrf_registers_last_block_swapped();
+  const bool swap    = last_swapped;
+  if (swap) {
+    for_each_lane(member, A.lanes, GetrfRegisterLane<N, true, BA, BP, BI>{A, ipiv, info, flags});
+  } else {
+    // The interchanges' selects are most of the register form's work
+    // (n^2 (n - 1) per lane against n^3 / 3 multiply-adds), and a lane that
+    // does not swap gets the same bits without them.
+    for_each_lane(member, A.lanes, GetrfRegisterLane<N, false, BA, BP, BI>{A, ipiv, info, flags});
+  }
+  Index swapped = 0;
+  for (int l = 0; l < L; ++l) swapped |= flags[l] & 2;
+  last_swapped = swapped != 0;
+  // Lanes with a pivot below sfmin and, after the pass without interchanges,
+  // lanes that needed one: one at a time from their untouched input.
+  const Index again = swap ? 1 : 3;
   for (int l = 0; l < L; ++l)
-    if (redo[l]) {
+    if (flags[l] & again) {
       BlockPrefetch none;
       getrf_lanes(member, single_lane(A, l), single_lane(ipiv, l), single_lane(info, l), none);
     }
