@@ -26,6 +26,7 @@
 #include <ibla/core/error.hpp>
 #include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
+#include <ibla/core/registers.hpp>
 #include <ibla/core/select.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
@@ -328,19 +329,22 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
 
 /// Square orders up to this one are factored by getrf_registers_host (GETRS
 /// keeps B in registers up to trsm_register_order). Above it the matrix no
-/// longer fits the registers and the select-based interchanges cost O(n^3):
-/// on AVX2 the register form was slower than getrf_lanes_host at n = 5, 6
-/// and 8 (1-thread micro-driver, L = 4 and 8, 0.3-0.9x). On AVX-512 (Zen 4;
-/// `ibla_bench --ops getrf,gesv --sizes 4,5,6,7,8`, 10^4 problems, 2
-/// threads, the binaries before and after alternating, 3-5 runs, ratio of
-/// the medians), with the next block prefetched before the lane loop: n = 5
+/// longer fits the registers and the select-based interchanges cost O(n^3).
+/// With 16 vector registers (AVX2) the register form was slower than
+/// getrf_lanes_host at n = 5, 6 and 8 (1-thread micro-driver, L = 4 and 8,
+/// 0.3-0.9x), so it stops at 4 there. With 32 (AVX-512, Zen 4;
+/// `ibla_bench --ops getrf,gesv --sizes 4..8`, 10^4 problems, 2 threads,
+/// the binaries before and after alternating, 3-5 runs, ratio of the
+/// medians), with the next block prefetched before the lane loop: n = 5
 /// GETRF random 1.65-1.71x, GESV random 1.45-1.54x, diagonally dominant
-/// 0.81-1.21x and 0.87-1.10x (the selects run whether or not a lane swaps,
+/// 0.81-1.21x and 0.87-1.10x (the selects ran whether or not a lane swaps,
 /// while getrf_lanes_host skips a block's interchanges when none does);
-/// n = 6 random 1.31x but diagonally dominant 0.71-0.83x and GESV 0.63-1.04x;
-/// n = 7, 8 0.38-0.86x (GCC vectorises the lane loop two registers per
-/// value, so 2 n^2 registers: spills).
-inline constexpr int getrf_register_order = 5;
+/// n = 6 random 1.31x but diagonally dominant 0.71-0.83x, which the pass
+/// without interchanges (see getrf_registers_host) turned into: n = 6
+/// GETRF random 1.31-1.35x, diagonally dominant 1.33-1.38x, GESV 1.16-1.27x
+/// and 1.20-1.32x (5 runs); n = 7, 8 0.38-0.86x (GCC vectorises the lane
+/// loop two registers per value, so 2 n^2 registers: spills).
+inline constexpr int getrf_register_order = host_has_wide_register_file ? 6 : 4;
 
 /// Step K and the following ones of getrf_registers_host, for one lane whose
 /// N x N matrix is in a: the same operations, in the same order, as
