@@ -204,7 +204,8 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
   const auto exec = Kokkos::DefaultExecutionSpace();
   const index_t L = lanes_of<T, Layout>();
   // d: dominant, r: random, m: dominant but a random lane at every third
-  // place, t: dominant with one lane whose first pivot is subnormal.
+  // place, t: dominant with one lane whose first pivot is subnormal; one
+  // lane of each d block ties |A(0, 0)| below it.
   const std::string pattern = "ddmrrdtmdrm";
   for (int n = 1; n <= 8; ++n)
     for (const bool reversed : {false, true}) {
@@ -217,6 +218,8 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
         const bool random = kind == 'r' || (kind == 'm' && b % 3 == 0);
         if (!random)
           for (int i = 0; i < n; ++i) A(b, i, i) += T(A(b, i, i) < 0 ? -n : n);
+        if (kind == 'd' && b % L == 2 && n > 1)
+          A(b, n - 1, 0) = -A(b, 0, 0);  // a tie at step 0: idamax keeps row 0
         if (kind == 't' && b % L == 1) {
           // A(0, 0) subnormal and the largest of its column: no swap at
           // step 0, and LAPACK divides by it instead of multiplying.

@@ -358,15 +358,27 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   const T sfmin = Kokkos::Experimental::norm_min<T>::value;
   // Pivot search, idamax's rule.
   T piv   = a[K][K];
-  T amax  = abs_select(piv);
   Index p = K;
-  IBLA_IMPL_UNROLL
-  for (int i = K + 1; i < N; ++i) {
-    const T v       = abs_select(a[i][K]);
-    const bool more = v > amax;
-    amax            = select_bits(more, v, amax);
-    piv             = select_bits(more, a[i][K], piv);
-    p               = more ? Index(i) : p;
+  if constexpr (Swap) {
+    T amax = abs_select(piv);
+    IBLA_IMPL_UNROLL
+    for (int i = K + 1; i < N; ++i) {
+      const T v       = abs_select(a[i][K]);
+      const bool more = v > amax;
+      amax            = select_bits(more, v, amax);
+      piv             = select_bits(more, a[i][K], piv);
+      p               = more ? Index(i) : p;
+    }
+  } else {
+    // Only whether a row below wins matters (its results are thrown away):
+    // the largest |a| below, against |a(K, K)| (a NaN never wins, as above).
+    T below = T(-1);
+    IBLA_IMPL_UNROLL
+    for (int i = K + 1; i < N; ++i) {
+      const T v = abs_select(a[i][K]);
+      below     = select_bits(v > below, v, below);
+    }
+    p += Index(below > abs_select(piv));
   }
   pivot_row[K] = p;
   // The first zero pivot sets status (0 until then). status is a T, so that
@@ -483,7 +495,12 @@ inline bool& getrf_registers_last_block_swapped() {
 /// dominant GETRF n = 3 1.06-1.09x, 4 1.10x, 5 1.56-1.75x, GESV 1.12x,
 /// 1.22-1.39x, 1.44-1.50x; random input (the selecting pass, plus the
 /// count of swaps) 0.89-1.00x at n = 1..5, while the unchanged n = 6 moved
-/// by 1.06-1.17x in the same runs.
+/// by 1.06-1.17x in the same runs. The pass without interchanges then
+/// searched only for a row beating A(K, K) (one compare and select per row
+/// instead of three selects): diagonally dominant GETRF n = 4 1.21-1.26x,
+/// 5 1.12-1.17x, 6 1.19-1.22x, GESV 0.92-1.16x, 0.90-1.12x (best
+/// repetitions 1.10-1.13x), 1.11-1.12x (3-5 runs); the selecting pass is
+/// the same code, yet random n = 4 moved 0.81-0.98x (GESV warm 0.85x).
 template <int N, int L, class Member, class BA, class BP, class BI>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BI& info,
