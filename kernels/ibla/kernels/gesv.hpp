@@ -124,7 +124,8 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_host(const Member& member, cons
 /// pivot below sfmin), flagging the others in redo; the second, run only
 /// when a lane of the block was flagged, divides there as trsm does and
 /// stores the flagged lanes only (their B is still the input).
-template <int N, bool Divide, class BA, class BP, class BB, class Keep>
+template <int N, bool Divide, class BA, class BP, class BB, class Keep,
+          class Reciprocals = OwnReciprocals>
 struct GetrsRegisterLane {
   using T     = std::remove_const_t<typename BB::value_type>;
   using Index = lane_index_t<T>;
@@ -134,6 +135,7 @@ struct GetrsRegisterLane {
   const Keep& keep;
   Index* redo;
   int j;
+  Reciprocals shared;  // U's diagonal (see SharedReciprocals)
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T b[N];
     IBLA_IMPL_UNROLL
@@ -141,8 +143,9 @@ struct GetrsRegisterLane {
     const bool solve = keep(l);
     laswp_registers_lane<N, true>(b, ipiv, l, solve);
     Index overflow = 0;
+    if constexpr (!std::is_same<Reciprocals, OwnReciprocals>::value) overflow = redo[l];
     trsm_register_steps<0, true, Divide>(b, A, l, /*unit=*/true, overflow);
-    trsm_register_steps<0, false, Divide>(b, A, l, /*unit=*/false, overflow);
+    trsm_register_steps<0, false, Divide>(b, A, l, /*unit=*/false, overflow, shared);
     store_register_column<Divide>(b, B, j, l, solve, overflow, redo);
   }
 };
@@ -158,12 +161,14 @@ template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
                                                       const Keep& keep) {
-  using Index = lane_index_t<std::remove_const_t<typename BB::value_type>>;
+  using T     = std::remove_const_t<typename BB::value_type>;
+  using Index = lane_index_t<T>;
   BlockPrefetch none;
-  register_columns_two_pass<L, Index>(
-      member, B.lanes, B.cols, none, [&](auto divide, Index* redo, const int j) {
-        return GetrsRegisterLane<N, decltype(divide)::value, BA, BP, BB, Keep>{A, ipiv, B, keep,
-                                                                               redo, j};
+  register_columns_sharing_reciprocals<N, L, T, Index>(
+      member, B.lanes, B.cols, none, /*unit=*/false, A,
+      [&](auto divide, Index* redo, const int j, auto reciprocals) {
+        return GetrsRegisterLane<N, decltype(divide)::value, BA, BP, BB, Keep,
+                                 decltype(reciprocals)>{A, ipiv, B, keep, redo, j, reciprocals};
       });
 }
 #endif

@@ -261,31 +261,77 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
 /// solver units of the tests compile about 25% longer.
 inline constexpr int trsm_register_order = 8;
 
+/// The diagonal's reciprocals 1 / d of every lane of a block, inv[r][l],
+/// computed once by DiagonalReciprocalLane and shared by the columns of B.
+/// Recomputed per column they cost nrhs times the divisions: at nrhs = n
+/// those (about 10x an FMA's throughput cost on Zen 4) outweighed the
+/// substitution's FMAs, and Kokkos Kernels' TRSM, which divides once per
+/// row, was up to 2x faster.
+template <int N, int L, class T>
+struct SharedReciprocals {
+  const T (*inv)[L];
+};
+
+/// Computes the reciprocal of row r's diagonal in the lane (no shared ones).
+struct OwnReciprocals {};
+
 /// Row S of the substitution (from the top for Lower, from the bottom
 /// otherwise) and the following ones, on one lane's column b: divide (or
 /// multiply by the reciprocal), then update the rows not yet solved. A
 /// function template per step, so that every index into b is a
-/// compile-time constant (see getrf_register_steps).
-template <int S, bool Lower, bool Divide, int N, class T, class BA, class Index>
+/// compile-time constant (see getrf_register_steps). With
+/// SharedReciprocals (first pass only) the reciprocals and the overflow
+/// flags were computed before the columns.
+template <int S, bool Lower, bool Divide, int N, class T, class BA, class Index,
+          class Reciprocals = OwnReciprocals>
 KOKKOS_FORCEINLINE_FUNCTION void trsm_register_steps(T (&b)[N], const BA& A, const int l,
-                                                     const bool unit, Index& overflow) {
+                                                     const bool unit, Index& overflow,
+                                                     const Reciprocals& shared = {}) {
   constexpr int r = Lower ? S : N - 1 - S;
-  // A unit diagonal is not used (x * 1 is x): a select, not a branch,
-  // keeps the lane loop straight-line code.
-  const T d       = select_bits(unit, T(1), A(r, r, l));
-  const bool tiny = reciprocal_overflows(d);
-  overflow |= Index(tiny);
-  const T inv = T(1) / d;
-  if constexpr (Divide) {
-    b[r] = select_bits(tiny, b[r] / d, b[r] * inv);
+  if constexpr (!std::is_same<Reciprocals, OwnReciprocals>::value) {
+    static_assert(!Divide, "trsm_register_steps: shared reciprocals serve the first pass only");
+    b[r] *= shared.inv[r][l];
   } else {
-    b[r] *= inv;
+    // A unit diagonal is not used (x * 1 is x): a select, not a branch,
+    // keeps the lane loop straight-line code.
+    const T d       = select_bits(unit, T(1), A(r, r, l));
+    const bool tiny = reciprocal_overflows(d);
+    overflow |= Index(tiny);
+    const T inv = T(1) / d;
+    if constexpr (Divide) {
+      b[r] = select_bits(tiny, b[r] / d, b[r] * inv);
+    } else {
+      b[r] *= inv;
+    }
   }
   IBLA_IMPL_UNROLL
   for (int r2 = Lower ? r + 1 : 0; r2 < (Lower ? N : r); ++r2)
     b[r2] = fused_mul_add(-A(r2, r, l), b[r], b[r2]);
-  if constexpr (S + 1 < N) trsm_register_steps<S + 1, Lower, Divide>(b, A, l, unit, overflow);
+  if constexpr (S + 1 < N)
+    trsm_register_steps<S + 1, Lower, Divide>(b, A, l, unit, overflow, shared);
 }
+
+/// Lane l of the reciprocals of A's diagonal (unit: ones, A's diagonal not
+/// read), the same 1 / d as trsm_register_steps computes per column (same
+/// bits); redo[l] flags a lane where one of them overflows (a diagonal
+/// below about 2 / max), which the second pass divides.
+template <int N, int L, class T, class BA, class Index>
+struct DiagonalReciprocalLane {
+  bool unit;
+  const BA& A;
+  T (*inv)[L];
+  Index* redo;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    Index overflow = 0;
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < N; ++r) {
+      const T d = select_bits(unit, T(1), A(r, r, l));
+      overflow |= Index(reciprocal_overflows(d));
+      inv[r][l] = T(1) / d;
+    }
+    redo[l] = overflow;
+  }
+};
 
 /// The end of one pass of a two-pass register lane (TrsmRegisterLane,
 /// GetrsRegisterLane) on column j of lane l: b is stored where this pass
@@ -306,17 +352,20 @@ KOKKOS_FORCEINLINE_FUNCTION void store_register_column(const T (&b)[N], const BB
   if constexpr (!Divide) redo[l] |= overflow;
 }
 
-/// Runs a two-pass register form over the columns of B: lane(false_type,
-/// redo, j) on every column, then, only when a lane of the block was
-/// flagged in redo, lane(true_type, redo, j) on every column. lane makes
-/// the lane functor of one pass and column (a functor, not a lambda: see
-/// getrf_registers_host).
-template <int L, class Index, class Member, class Lanes, class MakeLane>
+/// Runs a two-pass register form over the columns of B: prepare(redo)
+/// once (it may flag lanes ahead of the columns, see SharedReciprocals),
+/// lane(false_type, redo, j) on every column, then, only when a lane of the
+/// block was flagged in redo, lane(true_type, redo, j) on every column.
+/// lane makes the lane functor of one pass and column (a functor, not a
+/// lambda: see getrf_registers_host).
+template <int L, class Index, class Member, class Lanes, class Prepare, class MakeLane>
 KOKKOS_FORCEINLINE_FUNCTION void register_columns_two_pass(const Member& member,
                                                            const Lanes& lanes, const int cols,
                                                            BlockPrefetch& prefetch,
+                                                           const Prepare& prepare,
                                                            const MakeLane& lane) {
   Index redo[L] = {};
+  prepare(redo);
   prefetch.plan(cols);
   for (int j = 0; j < cols; ++j) {
     prefetch.step();
@@ -328,14 +377,22 @@ KOKKOS_FORCEINLINE_FUNCTION void register_columns_two_pass(const Member& member,
     for (int j = 0; j < cols; ++j) for_each_lane(member, lanes, lane(std::true_type{}, redo, j));
 }
 
+/// prepare of register_columns_two_pass that does nothing.
+struct NoPreparation {
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(Index*) const {}
+};
+
 /// Lane l of trsm_registers_host: column j of B, N rows, in registers: the
 /// operations of trsm_tile on a single N x 1 tile, in its order (same bits).
 /// The first pass (Divide false) multiplies by 1 / d and stores only lanes
 /// where that does not overflow, flagging the others in redo; the second
 /// (Divide true, run only when a lane of the block was flagged) divides
 /// where the reciprocal overflows, as trsm_tile does, and stores only the
-/// flagged lanes (their B is still the input).
-template <int N, bool Lower, bool Divide, class T, class BA, class BB, class Keep>
+/// flagged lanes (their B is still the input). With SharedReciprocals the
+/// first pass takes 1 / d from them and redo is already flagged.
+template <int N, bool Lower, bool Divide, class T, class BA, class BB, class Keep,
+          class Reciprocals = OwnReciprocals>
 struct TrsmRegisterLane {
   using Index = lane_index_t<T>;
   bool unit;
@@ -345,29 +402,67 @@ struct TrsmRegisterLane {
   const Keep& keep;
   Index* redo;
   int j;
+  Reciprocals shared;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T b[N];
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) b[i] = alpha * B(i, j, l);
     Index overflow = 0;
-    trsm_register_steps<0, Lower, Divide>(b, A, l, unit, overflow);
+    if constexpr (!std::is_same<Reciprocals, OwnReciprocals>::value) overflow = redo[l];
+    trsm_register_steps<0, Lower, Divide>(b, A, l, unit, overflow, shared);
     store_register_column<Divide>(b, B, j, l, keep(l), overflow, redo);
   }
 };
 
-/// trsm_left for a full block on host whose triangle has order N <= 4 (one
-/// tile row): one lane loop per column of B, the column in registers. The
-/// tile form's dispatch (runtime tile counts, static_switch, a lane loop
-/// per statement) cost more than the arithmetic at these orders.
+/// register_columns_two_pass for a lane form that divides by A's diagonal
+/// (none if unit): lane(divide, redo, j, reciprocals) makes the lane
+/// functor, reciprocals being OwnReciprocals or, in the first pass when B
+/// has more than one column, SharedReciprocals computed once here for all
+/// of them.
+template <int N, int L, class T, class Index, class Member, class Lanes, class BA, class MakeLane>
+KOKKOS_FORCEINLINE_FUNCTION void register_columns_sharing_reciprocals(
+    const Member& member, const Lanes& lanes, const int cols, BlockPrefetch& prefetch,
+    const bool unit, const BA& A, const MakeLane& lane) {
+  if (cols == 1) {
+    register_columns_two_pass<L, Index>(member, lanes, cols, prefetch, NoPreparation{},
+                                        [&](auto divide, Index* redo, const int j) {
+                                          return lane(divide, redo, j, OwnReciprocals{});
+                                        });
+    return;
+  }
+  T inv[N][L];
+  register_columns_two_pass<L, Index>(
+      member, lanes, cols, prefetch,
+      [&](Index* redo) {
+        for_each_lane(member, lanes, DiagonalReciprocalLane<N, L, T, BA, Index>{unit, A, inv, redo});
+      },
+      [&](auto divide, Index* redo, const int j) {
+        if constexpr (decltype(divide)::value) {
+          return lane(divide, redo, j, OwnReciprocals{});
+        } else {
+          return lane(divide, redo, j, SharedReciprocals<N, L, T>{inv});
+        }
+      });
+}
+
+/// trsm_left for a full block on host whose triangle has order N <=
+/// trsm_register_order: one lane loop per column of B, the column in
+/// registers. The tile form's dispatch (runtime tile counts, static_switch,
+/// a lane loop per statement) cost more than the arithmetic at these
+/// orders. Solving several columns per lane loop, to share the loads of A,
+/// was measured no faster (0.94-1.0x at n = 2..8, nrhs = n, 10^4 problems
+/// in cache, 2 threads).
 template <int N, bool Lower, int L, class Member, class T, class BA, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void trsm_registers_host(const Member& member, const bool unit,
                                                      const T alpha, const BA& A, const BB& B,
                                                      const Keep& keep, BlockPrefetch& prefetch) {
   using Index = lane_index_t<T>;
-  register_columns_two_pass<L, Index>(
-      member, B.lanes, B.cols, prefetch, [&](auto divide, Index* redo, const int j) {
-        return TrsmRegisterLane<N, Lower, decltype(divide)::value, T, BA, BB, Keep>{
-            unit, alpha, A, B, keep, redo, j};
+  register_columns_sharing_reciprocals<N, L, T, Index>(
+      member, B.lanes, B.cols, prefetch, unit, A,
+      [&](auto divide, Index* redo, const int j, auto reciprocals) {
+        return TrsmRegisterLane<N, Lower, decltype(divide)::value, T, BA, BB, Keep,
+                                decltype(reciprocals)>{unit, alpha, A, B, keep, redo, j,
+                                                       reciprocals};
       });
 }
 #endif
