@@ -211,8 +211,8 @@ struct GemmBlocks {
     // A block of matrices of at most 4 x 4 is read front to back, which the
     // hardware prefetcher follows by itself.
     const bool tiny = C.extent(1) <= 4 && C.extent(2) <= 4;
-    BlockPrefetch prefetch =
-        tiny ? BlockPrefetch{} : prefetch_next_block(first, lanes, C.extent(0), A, B, C);
+    BlockPrefetch prefetch;
+    if (!tiny) prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
     gemm_block(member, transA, transB, alpha, lane_block(A, first, lanes),
                lane_block(B, first, lanes), beta, lane_block(C, first, lanes), prefetch);
   }

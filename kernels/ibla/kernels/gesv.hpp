@@ -288,8 +288,8 @@ struct GesvBlocks {
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // The next block's A and B are requested during the factorization.
-    BlockPrefetch prefetch =
-        prefetch_next_block_of_factorization(getrf_prefetch_order, first, lanes, A, B);
+    BlockPrefetch prefetch;
+    prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A, B);
     gesv_block(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
                lane_block(B, first, lanes), lane_block(info, first, lanes), prefetch);
   }

@@ -615,8 +615,8 @@ struct GetrfBlocks {
   IV info;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    BlockPrefetch prefetch =
-        prefetch_next_block_of_factorization(getrf_prefetch_order, first, lanes, A);
+    BlockPrefetch prefetch;
+    prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A);
     getrf_block(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
                 lane_block(info, first, lanes), prefetch);
     team_sync(member);

@@ -388,8 +388,8 @@ struct PotrfBlocks {
   IV info;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    BlockPrefetch prefetch =
-        prefetch_next_block_of_factorization(potrf_prefetch_order, first, lanes, A);
+    BlockPrefetch prefetch;
+    prefetch_next_block_of_factorization(prefetch, potrf_prefetch_order, first, lanes, A);
     potrf_block(member, uplo, lane_block(A, first, lanes), lane_block(info, first, lanes),
                 prefetch);
     team_sync(member);

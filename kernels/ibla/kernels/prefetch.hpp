@@ -65,16 +65,21 @@ struct BlockPrefetch {
   }
 };
 
-/// The prefetch of the block after the one at `first` (of a batch of
-/// `batch` matrices) for the operand Views: empty on device, for batches
-/// within prefetch_above_bytes, after the last block, and for operands whose
+/// Plans in `prefetch` (empty, default-constructed) the prefetch of the
+/// block after the one at `first` (of a batch of `batch` matrices) for the
+/// operand Views: nothing on device, for batches within
+/// prefetch_above_bytes, after the last block, and for operands whose
 /// blocks are not contiguous. A host thread runs a contiguous range of
 /// blocks (Kokkos' static schedule), so the next block is most likely its
 /// next.
+/// Filled in place, not returned: the copy of a returned BlockPrefetch (a
+/// 64-byte and a 16-byte vector load of fields just written one by one)
+/// missed store-to-load forwarding at every block, 57% of the per-block
+/// wrapper's time and about 8% of a 4 x 4 TRSM's (perf, cpu-clock).
 template <class Lanes, class... Views>
-KOKKOS_INLINE_FUNCTION BlockPrefetch prefetch_next_block(const index_t first, const Lanes lanes,
-                                                         const size_t batch, const Views&... views) {
-  BlockPrefetch prefetch;
+KOKKOS_INLINE_FUNCTION void prefetch_next_block(BlockPrefetch& prefetch, const index_t first,
+                                                const Lanes lanes, const size_t batch,
+                                                const Views&... views) {
 #if !IBLA_IMPL_DEVICE_PASS
   const index_t next = first + max_lanes<Lanes>::value;
   const size_t bytes = ((views.span() * sizeof(typename Views::value_type)) + ...);
@@ -82,24 +87,24 @@ KOKKOS_INLINE_FUNCTION BlockPrefetch prefetch_next_block(const index_t first, co
     (prefetch.add(lane_block(views, next, lanes)), ...);
   }
 #else
+  (void)prefetch;
   (void)first;
   (void)lanes;
   (void)batch;
   ((void)views, ...);
 #endif
-  return prefetch;
 }
 
 /// prefetch_next_block for a factorization of the n x n matrices of A (and
-/// the other operands of its block), or none when n <= one_pass_order: a
+/// the other operands of its block), or nothing when n <= one_pass_order: a
 /// factorization whose first panel or step is the whole block reads it front
 /// to back, which the hardware prefetcher follows (see potrf_prefetch_order).
 template <class Lanes, class AV, class... Views>
-KOKKOS_INLINE_FUNCTION BlockPrefetch prefetch_next_block_of_factorization(
-    const int one_pass_order, const index_t first, const Lanes lanes, const AV& A,
-    const Views&... others) {
-  if (A.extent(1) <= size_t(one_pass_order)) return BlockPrefetch{};
-  return prefetch_next_block(first, lanes, A.extent(0), A, others...);
+KOKKOS_INLINE_FUNCTION void prefetch_next_block_of_factorization(
+    BlockPrefetch& prefetch, const int one_pass_order, const index_t first, const Lanes lanes,
+    const AV& A, const Views&... others) {
+  if (A.extent(1) <= size_t(one_pass_order)) return;
+  prefetch_next_block(prefetch, first, lanes, A.extent(0), A, others...);
 }
 
 }  // namespace impl

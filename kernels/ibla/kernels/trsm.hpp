@@ -591,7 +591,7 @@ struct TrsmBlocks {
                                                     : B.extent(1));
     BlockPrefetch prefetch;
     if (k <= 8 || cols >= trsm_tile_cols)
-      prefetch = prefetch_next_block(first, lanes, B.extent(0), A, B);
+      prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B);
     trsm_masked(member, side, uplo, trans, diag, alpha, lane_block(A, first, lanes),
                 lane_block(B, first, lanes), AllLanes{}, prefetch);
     team_sync(member);
