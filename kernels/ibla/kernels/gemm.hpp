@@ -134,7 +134,16 @@ template <bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, const BA& A,
                                        const BB& B, const T beta, const BC& C,
                                        BlockPrefetch& prefetch) {
-  constexpr int MR = gemm_tile_rows, NR = gemm_tile_cols;
+  // Blocks whose lane values take two registers (L = 16 doubles on
+  // AVX-512): 2 x 4 tiles measured (double, 10^4 problems in cache, 2
+  // threads, minimum of 200 calls, 2 runs) against the spilling 4 x 4 n = 8
+  // 1.14-1.15x, 12 1.11-1.14x, 16 1.31-1.41x, 32 1.32-1.43x; 3 x 4 was
+  // between the two.
+  constexpr int MR = IBLA_IMPL_DEVICE_PASS
+                         ? gemm_tile_rows
+                         : host_tile_rows<T, fixed_lanes<typename BC::lane_count>::value>(
+                               gemm_tile_rows);
+  constexpr int NR = gemm_tile_cols;
   const int m = C.rows, n = C.cols, k = A.cols;
   if (m == n && n == k && n <= 4) {
     // A tiny square problem is one tile: its order as a compile-time
