@@ -143,7 +143,6 @@ struct GetrsRegisterLane {
     const bool solve = keep(l);
     laswp_registers_lane<N, true>(b, ipiv, l, solve);
     Index overflow = 0;
-    if constexpr (!std::is_same<Reciprocals, OwnReciprocals>::value) overflow = redo[l];
     trsm_register_steps<0, true, Divide>(b, A, l, /*unit=*/true, overflow);
     trsm_register_steps<0, false, Divide>(b, A, l, /*unit=*/false, overflow, shared);
     store_register_column<Divide>(b, B, j, l, solve, overflow, redo);

@@ -267,7 +267,9 @@ inline constexpr int trsm_register_order = 8;
 /// Recomputed per column they cost nrhs times the divisions: at nrhs = n
 /// those (about 10x an FMA's throughput cost on Zen 4) outweighed the
 /// substitution's FMAs, and Kokkos Kernels' TRSM, which divides once per
-/// row, was up to 2x faster.
+/// row, was up to 2x faster. They are used only for blocks where none of
+/// them overflows (see register_columns_sharing_reciprocals), so a lane
+/// form given them stores every lane it keeps without a per-lane test.
 template <int N, int L, class T>
 struct SharedReciprocals {
   const T (*inv)[L];
@@ -281,8 +283,8 @@ struct OwnReciprocals {};
 /// multiply by the reciprocal), then update the rows not yet solved. A
 /// function template per step, so that every index into b is a
 /// compile-time constant (see getrf_register_steps). With
-/// SharedReciprocals (first pass only) the reciprocals and the overflow
-/// flags were computed before the columns.
+/// SharedReciprocals (first pass only) the reciprocals were computed before
+/// the columns, and none of them overflows.
 template <int S, bool Lower, bool Divide, int N, class T, class BA, class Index,
           class Reciprocals = OwnReciprocals>
 KOKKOS_FORCEINLINE_FUNCTION void trsm_register_steps(T (&b)[N], const BA& A, const int l,
@@ -315,7 +317,7 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_register_steps(T (&b)[N], const BA& A, con
 /// Lane l of the reciprocals of A's diagonal (unit: ones, A's diagonal not
 /// read), the same 1 / d as trsm_register_steps computes per column (same
 /// bits); redo[l] flags a lane where one of them overflows (a diagonal
-/// below about 2 / max), which the second pass divides.
+/// below about 2 / max), which must divide instead.
 template <int N, int L, class T, class BA, class Index>
 struct DiagonalReciprocalLane {
   bool unit;
@@ -353,20 +355,17 @@ KOKKOS_FORCEINLINE_FUNCTION void store_register_column(const T (&b)[N], const BB
   if constexpr (!Divide) redo[l] |= overflow;
 }
 
-/// Runs a two-pass register form over the columns of B: prepare(redo)
-/// once (it may flag lanes ahead of the columns, see SharedReciprocals),
-/// lane(false_type, redo, j) on every column, then, only when a lane of the
-/// block was flagged in redo, lane(true_type, redo, j) on every column.
-/// lane makes the lane functor of one pass and column (a functor, not a
-/// lambda: see getrf_registers_host).
-template <int L, class Index, class Member, class Lanes, class Prepare, class MakeLane>
+/// Runs a two-pass register form over the columns of B: lane(false_type,
+/// redo, j) on every column, then, only when a lane of the block was
+/// flagged in redo, lane(true_type, redo, j) on every column. lane makes
+/// the lane functor of one pass and column (a functor, not a lambda: see
+/// getrf_registers_host).
+template <int L, class Index, class Member, class Lanes, class MakeLane>
 KOKKOS_FORCEINLINE_FUNCTION void register_columns_two_pass(const Member& member,
                                                            const Lanes& lanes, const int cols,
                                                            BlockPrefetch& prefetch,
-                                                           const Prepare& prepare,
                                                            const MakeLane& lane) {
   Index redo[L] = {};
-  prepare(redo);
   prefetch.plan(cols);
   for (int j = 0; j < cols; ++j) {
     prefetch.step();
@@ -378,12 +377,6 @@ KOKKOS_FORCEINLINE_FUNCTION void register_columns_two_pass(const Member& member,
     for (int j = 0; j < cols; ++j) for_each_lane(member, lanes, lane(std::true_type{}, redo, j));
 }
 
-/// prepare of register_columns_two_pass that does nothing.
-struct NoPreparation {
-  template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(Index*) const {}
-};
-
 /// Lane l of trsm_registers_host: column j of B, N rows, in registers: the
 /// operations of trsm_tile on a single N x 1 tile, in its order (same bits).
 /// The first pass (Divide false) multiplies by 1 / d and stores only lanes
@@ -391,7 +384,7 @@ struct NoPreparation {
 /// (Divide true, run only when a lane of the block was flagged) divides
 /// where the reciprocal overflows, as trsm_tile does, and stores only the
 /// flagged lanes (their B is still the input). With SharedReciprocals the
-/// first pass takes 1 / d from them and redo is already flagged.
+/// first pass takes 1 / d from them, and no lane overflows.
 template <int N, bool Lower, bool Divide, class T, class BA, class BB, class Keep,
           class Reciprocals = OwnReciprocals>
 struct TrsmRegisterLane {
@@ -409,41 +402,46 @@ struct TrsmRegisterLane {
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) b[i] = alpha * B(i, j, l);
     Index overflow = 0;
-    if constexpr (!std::is_same<Reciprocals, OwnReciprocals>::value) overflow = redo[l];
     trsm_register_steps<0, Lower, Divide>(b, A, l, unit, overflow, shared);
     store_register_column<Divide>(b, B, j, l, keep(l), overflow, redo);
   }
 };
 
-/// register_columns_two_pass for a lane form that divides by A's diagonal
-/// (none if unit): lane(divide, redo, j, reciprocals) makes the lane
-/// functor, reciprocals being OwnReciprocals or, in the first pass when B
-/// has more than one column, SharedReciprocals computed once here for all
-/// of them.
+/// The columns of B through a lane form that divides by A's diagonal (none
+/// if unit): lane(divide, redo, j, reciprocals) makes the lane functor,
+/// reciprocals being OwnReciprocals or SharedReciprocals. With more than
+/// one column the reciprocals are computed once for all of them; when none
+/// overflows (the usual case) one pass multiplies by them and stores every
+/// lane: the first pass of the two-pass form stored each element through a
+/// select against its old value, to keep B's input for the lanes that the
+/// second pass divides. A block where one overflows, and a single column,
+/// take register_columns_two_pass with the reciprocals computed per column
+/// (the same 1 / d, so the same bits either way).
 template <int N, int L, class T, class Index, class Member, class Lanes, class BA, class MakeLane>
 KOKKOS_FORCEINLINE_FUNCTION void register_columns_sharing_reciprocals(
     const Member& member, const Lanes& lanes, const int cols, BlockPrefetch& prefetch,
     const bool unit, const BA& A, const MakeLane& lane) {
+  auto own = [&](auto divide, Index* redo, const int j) {
+    return lane(divide, redo, j, OwnReciprocals{});
+  };
   if (cols == 1) {
-    register_columns_two_pass<L, Index>(member, lanes, cols, prefetch, NoPreparation{},
-                                        [&](auto divide, Index* redo, const int j) {
-                                          return lane(divide, redo, j, OwnReciprocals{});
-                                        });
+    register_columns_two_pass<L, Index>(member, lanes, cols, prefetch, own);
     return;
   }
   T inv[N][L];
-  register_columns_two_pass<L, Index>(
-      member, lanes, cols, prefetch,
-      [&](Index* redo) {
-        for_each_lane(member, lanes, DiagonalReciprocalLane<N, L, T, BA, Index>{unit, A, inv, redo});
-      },
-      [&](auto divide, Index* redo, const int j) {
-        if constexpr (decltype(divide)::value) {
-          return lane(divide, redo, j, OwnReciprocals{});
-        } else {
-          return lane(divide, redo, j, SharedReciprocals<N, L, T>{inv});
-        }
-      });
+  Index redo[L] = {};
+  for_each_lane(member, lanes, DiagonalReciprocalLane<N, L, T, BA, Index>{unit, A, inv, redo});
+  Index any = 0;
+  for (int l = 0; l < L; ++l) any |= redo[l];
+  if (any) {
+    register_columns_two_pass<L, Index>(member, lanes, cols, prefetch, own);
+    return;
+  }
+  prefetch.plan(cols);
+  for (int j = 0; j < cols; ++j) {
+    prefetch.step();
+    for_each_lane(member, lanes, lane(std::false_type{}, redo, j, SharedReciprocals<N, L, T>{inv}));
+  }
 }
 
 /// trsm_left for a full block on host whose triangle has order N <=
