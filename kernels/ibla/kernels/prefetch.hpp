@@ -34,7 +34,7 @@ struct BlockPrefetch {
   int ranges                   = 0;
 
   template <class Block>
-  KOKKOS_INLINE_FUNCTION void add(const Block& b) {
+  KOKKOS_FORCEINLINE_FUNCTION void add(const Block& b) {
     const index_t n = b.contiguous_size();
     if (n == 0 || ranges == max_ranges) return;
     next[ranges] = reinterpret_cast<const char*>(b.data);
