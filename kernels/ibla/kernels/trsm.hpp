@@ -574,6 +574,22 @@ KOKKOS_INLINE_FUNCTION void trsm(const Member& member, Side side, Uplo uplo, Op 
 }  // namespace team
 
 namespace impl {
+/// Batch-level TRSM prefetches the next block only where A's order is
+/// above this one. Up to it a block is read front to back by the register
+/// forms in a few dozen instructions, which the hardware prefetcher
+/// follows, and the prefetch of the next block cost more than it saved.
+/// Measured (double, 10^4 problems, 2 threads, ibla_bench --ops trsm, 5
+/// alternated runs of 41 repetitions, ratio of the medians of each cell's
+/// median, L = 8 and 16), without the prefetch at n <= 8 against with it:
+/// n = 2..4 warm 1.05-1.67x, flushed 0.89-2.04x (the 2.04x: nrhs = n, n =
+/// 4, L = 8); n = 5..8 warm 1.09-1.42x, but flushed 0.61-0.86x with one
+/// right-hand side, where the prefetch stays. This threshold against the
+/// prefetch at every n (5 more alternated runs, --ops trsm,posv --sizes
+/// 2..5): n = 2..4 warm 1.06-1.46x, flushed 1.02-1.20x but for nrhs = 1,
+/// n = 4, L = 16 (0.87x; L = 8 there 1.13x, and the better L is 1.13x);
+/// n = 5 and POSV (unchanged) 0.97-1.06x but for one bimodal cell.
+inline constexpr index_t trsm_prefetch_order = 4;
+
 template <class T, class AV, class BV>
 struct TrsmBlocks {
   Side side;
@@ -592,12 +608,12 @@ struct TrsmBlocks {
     // is small (nrhs = n: n = 16 10.2 -> 15.5, n = 32 20.2 -> 27.3 GFLOP/s;
     // nrhs = 1, n = 8: 0.84 -> 1.86) and lost with one right-hand side on
     // larger A (nrhs = 1, n = 32: 2.9 -> 2.2), where A is nearly all the
-    // traffic.
+    // traffic. Not for k <= trsm_prefetch_order (see there).
     const index_t k    = index_t(A.extent(1));
     const index_t cols = index_t(side == Side::Left ? (BV::rank == 3 ? B.extent(2) : 1)
                                                     : B.extent(1));
     BlockPrefetch prefetch;
-    if (k <= 8 || cols >= trsm_tile_cols)
+    if (k > trsm_prefetch_order && (k <= 8 || cols >= trsm_tile_cols))
       prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B);
     trsm_masked(member, side, uplo, trans, diag, alpha, lane_block(A, first, lanes),
                 lane_block(B, first, lanes), AllLanes{}, prefetch);

@@ -155,8 +155,9 @@ using lane_block_t =
 /// For a block-interleaved View the run must not cross a block boundary of
 /// its layout (ibla's kernels choose runs that never do).
 template <class View, class LaneCount>
-KOKKOS_FORCEINLINE_FUNCTION lane_block_t<View, LaneCount> lane_block(const View& v, index_t first,
-                                                                LaneCount count) {
+KOKKOS_FORCEINLINE_FUNCTION lane_block_t<View, LaneCount> lane_block(const View& v,
+                                                                     index_t first,
+                                                                     LaneCount count) {
   using traits = lane_layout_traits<typename View::array_layout>;
   static_assert(View::rank >= 1 && View::rank <= 3, "ibla works on Views of rank 1, 2 or 3");
   const int rows = View::rank >= 2 ? int(v.extent(1)) : 1;
