@@ -52,6 +52,27 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_tile(const Member& member, const int j0, 
 }
 
 #if !IBLA_IMPL_DEVICE_PASS
+/// The first N pivots of a full host block, read once before the register
+/// forms' lane loops into integers as wide as T (see KeptLanes): p(k, 0, l)
+/// is ipiv(k, 0, l).
+template <int N, int L, class Index>
+struct LanePivots {
+  Index rows[N][L];
+  KOKKOS_FORCEINLINE_FUNCTION Index operator()(const int k, int, const int l) const {
+    return rows[k][l];
+  }
+};
+
+template <int N, class T, int L, class Member, class BP>
+KOKKOS_FORCEINLINE_FUNCTION LanePivots<N, L, lane_index_t<T>> lane_wide_pivots(
+    const Member& member, lanes_c<L> lanes, const BP& ipiv) {
+  LanePivots<N, L, lane_index_t<T>> wide{};
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < N; ++k)
+    for_each_lane(member, lanes, [&](const int l) { wide.rows[k][l] = ipiv(k, 0, l); });
+  return wide;
+}
+
 /// The interchanges of dlaswp on one lane's column b (N rows, in
 /// registers), by selects as in getrf_registers_host: rows k and ipiv(k) - 1
 /// for k = 0 .. N-1 (Forward) or N-1 .. 0, none where !swaps. A pivot row is
@@ -112,8 +133,11 @@ inline constexpr int laswp_register_order = 4;
 template <int N, bool Forward, class Member, class BB, class BP, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_host(const Member& member, const BB& B,
                                                       const BP& ipiv, const Keep& keep) {
+  using T           = std::remove_const_t<typename BB::value_type>;
+  const auto pivots = lane_wide_pivots<N, T>(member, B.lanes, ipiv);
   for (int j = 0; j < B.cols; ++j)
-    for_each_lane(member, B.lanes, LaswpRegisterLane<N, Forward, BB, BP, Keep>{B, ipiv, keep, j});
+    for_each_lane(member, B.lanes,
+                  LaswpRegisterLane<N, Forward, BB, decltype(pivots), Keep>{B, pivots, keep, j});
 }
 
 /// Lane l of getrs_registers_host: column j of B swapped (as laswp), then
@@ -160,14 +184,15 @@ template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
                                                       const Keep& keep) {
-  using T     = std::remove_const_t<typename BB::value_type>;
-  using Index = lane_index_t<T>;
+  using T           = std::remove_const_t<typename BB::value_type>;
+  using Index       = lane_index_t<T>;
+  const auto pivots = lane_wide_pivots<N, T>(member, B.lanes, ipiv);
   BlockPrefetch none;
   register_columns_sharing_reciprocals<N, L, T, Index>(
       member, B.lanes, B.cols, none, /*unit=*/false, A,
       [&](auto divide, Index* redo, const int j, auto reciprocals) {
-        return GetrsRegisterLane<N, decltype(divide)::value, BA, BP, BB, Keep,
-                                 decltype(reciprocals)>{A, ipiv, B, keep, redo, j, reciprocals};
+        return GetrsRegisterLane<N, decltype(divide)::value, BA, decltype(pivots), BB, Keep,
+                                 decltype(reciprocals)>{A, pivots, B, keep, redo, j, reciprocals};
       });
 }
 #endif
@@ -200,9 +225,10 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
 /// dgetrs on one block, storing only in lanes where keep(l).
 template <class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const BA& A,
-                                         const BP& ipiv, const BB& B, const Keep& keep) {
+                                         const BP& ipiv, const BB& B, const Keep& any_keep) {
   using T = std::remove_const_t<typename BB::value_type>;
   if (A.rows == 0 || B.cols == 0) return;
+  const auto keep = lane_wide_keep<T>(member, B.lanes, any_keep);
   if (trans == Op::N) {
 #if !IBLA_IMPL_DEVICE_PASS
     constexpr int L = fixed_lanes<typename BB::lane_count>::value;

@@ -23,6 +23,7 @@
 #include <ibla/core/error.hpp>
 #include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
+#include <ibla/core/select.hpp>
 #include <ibla/core/square_root.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
@@ -164,7 +165,7 @@ struct PotrfPanelLane {
 /// innermost loop of every statement of the update.
 template <int MR, int NB, int L, class Member, class T, class BA>
 KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int i0, int j0,
-                                                       const int (&done)[L],
+                                                       const lane_index_t<T> (&done)[L],
                                                        const T (&inv)[NB][L], const BA& A) {
   const index_t rs = A.rs, cs = A.cs, ls = index_t(value_of(A.ls));
   T acc[MR][NB][L];
@@ -218,8 +219,12 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
   constexpr int MR = potrf_tile_rows;
   const int n      = A.rows;
   const index_t rs = A.rs, cs = A.cs, ls = index_t(value_of(A.ls));
+  // The per-lane integers as wide as T: an int in a lane loop of doubles
+  // made GCC vectorise it for 16 lanes, two 256-bit registers per value in
+  // a block of 8 (see GetrfRegisterLane).
+  using Index = lane_index_t<T>;
   T inv[NB][L];
-  int done[L];
+  Index done[L];
   prefetch.step();
   {
     T acc[NB][NB][L];
@@ -242,10 +247,10 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
     // The per-lane state (info, failed pivot) in [L] arrays too, one lane
     // loop per statement, and the square roots through square_root_lanes:
     // GCC kept the whole per-lane column loop scalar (vsqrtsd, vdivsd).
-    int status[L];
+    Index status[L];
     T fail_pivot[L];
     for_each_lane(member, A.lanes, [&](const int l) {
-      status[l]     = info(0, l);
+      status[l]     = Index(info(0, l));
       fail_pivot[l] = T(0);
     });
     IBLA_IMPL_UNROLL
@@ -254,7 +259,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
       for_each_lane(member, A.lanes, [&](const int l) {
         const T d      = acc[c][c][l];
         const bool bad = status[l] == 0 && !(d > T(0));
-        status[l]      = bad ? j0 + c + 1 : status[l];
+        status[l]      = bad ? Index(j0 + c + 1) : status[l];
         fail_pivot[l]  = bad ? d : fail_pivot[l];
         s[l]           = d;
       });
@@ -274,7 +279,8 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
             acc[r][c2][l] = fused_mul_add(-acc[r][c][l], acc[c2][c][l], acc[r][c2][l]);
           });
     }
-    for_each_lane(member, A.lanes, [&](const int l) { done[l] = status[l] == 0 ? n : status[l] - 1; });
+    for_each_lane(member, A.lanes,
+                  [&](const int l) { done[l] = status[l] == 0 ? Index(n) : status[l] - 1; });
     IBLA_IMPL_UNROLL
     for (int c = 0; c < NB; ++c) {
       IBLA_IMPL_UNROLL
@@ -288,7 +294,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
         dj    = j0 + c < done[l] ? acc[c][c][l] : (status[l] == j0 + c + 1 ? fail_pivot[l] : dj);
       });
     }
-    for_each_lane(member, A.lanes, [&](const int l) { info(0, l) = status[l]; });
+    for_each_lane(member, A.lanes, [&](const int l) { info(0, l) = int(status[l]); });
   }
   int i0 = j0 + NB;
   for (; i0 + MR <= n; i0 += MR) {

@@ -67,6 +67,47 @@ struct InfoIsZero {
   KOKKOS_FORCEINLINE_FUNCTION bool operator()(int l) const { return info(0, l) == 0; }
 };
 
+#if !IBLA_IMPL_DEVICE_PASS
+/// keep of a full host block, read once before the lane loops into
+/// integers as wide as T. Read inside a lane loop of doubles, InfoIsZero's
+/// int made GCC vectorise the loop for 16 lanes, so that a block of 8
+/// doubles took two 256-bit registers per value (see GetrfRegisterLane).
+template <class T, int L>
+struct KeptLanes {
+  lane_index_t<T> kept[L];
+  KOKKOS_FORCEINLINE_FUNCTION bool operator()(const int l) const { return kept[l] != 0; }
+};
+
+template <class T, class Keep>
+struct is_lane_wide_keep : std::false_type {};
+template <class T>
+struct is_lane_wide_keep<T, AllLanes> : std::true_type {};
+template <class T, int L>
+struct is_lane_wide_keep<T, KeptLanes<T, L>> : std::true_type {};
+#endif
+
+/// The keep that the lane loops of a block read: on host, for a full block,
+/// KeptLanes read from keep once; AllLanes, a KeptLanes already, and keep
+/// everywhere else as they are.
+template <class T, class Member, class Lanes, class Keep>
+KOKKOS_FORCEINLINE_FUNCTION auto lane_wide_keep(const Member& member, const Lanes& lanes,
+                                                const Keep& keep) {
+#if !IBLA_IMPL_DEVICE_PASS
+  constexpr int L = fixed_lanes<Lanes>::value;
+  if constexpr (L > 0 && !is_lane_wide_keep<T, Keep>::value) {
+    KeptLanes<T, L> wide{};
+    for_each_lane(member, lanes, [&](const int l) { wide.kept[l] = lane_index_t<T>(keep(l)); });
+    return wide;
+  } else {
+    return keep;
+  }
+#else
+  (void)member;
+  (void)lanes;
+  return keep;
+#endif
+}
+
 
 /// Lane l of: solves rows [i0, i0 + MR) of columns [j0, j0 + NR) of T X = alpha B, T
 /// lower (Lower) or upper triangular, X over B. Rows solved before (above
@@ -196,14 +237,14 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
     for (int s = 0; s < MR; ++s) {
       const int r = Lower ? s : MR - 1 - s;
       if (!unit) {
-        // The test as a lane loop and an OR over an int per lane: both
-        // vectorise, where a scalar loop over the lanes cost a fifth of
-        // TRSM's time at n <= 8.
-        int lane_tiny[L] = {};  // read by every thread of a host team
+        // The test as a lane loop and an OR over an integer per lane (as
+        // wide as T, see KeptLanes): both vectorise, where a scalar loop
+        // over the lanes cost a fifth of TRSM's time at n <= 8.
+        lane_index_t<T> lane_tiny[L] = {};  // read by every thread of a host team
         for_each_lane(member, B.lanes, [&](const int l) {
           lane_tiny[l] = reciprocal_overflows(A(i0 + r, i0 + r, l));
         });
-        int any_tiny = 0;
+        lane_index_t<T> any_tiny = 0;
         for (int l = 0; l < L; ++l) any_tiny |= lane_tiny[l];
         if (!any_tiny) {
           for_each_lane(member, B.lanes, [&](const int l) {
@@ -523,8 +564,9 @@ KOKKOS_INLINE_FUNCTION constexpr Uplo flip(Uplo u) { return u == Uplo::Lower ? U
 template <class Member, class T, class BA, class BB, class Keep>
 KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo uplo, Op trans,
                                         Diag diag, const T alpha, const BA& A, const BB& B,
-                                        const Keep& keep, BlockPrefetch& prefetch) {
+                                        const Keep& any_keep, BlockPrefetch& prefetch) {
   if (B.rows == 0 || B.cols == 0) return;
+  const auto keep = lane_wide_keep<T>(member, B.lanes, any_keep);
   if (alpha == T(0)) {
     // BLAS: B = 0 without reading A or B (select keeps masked lanes).
     for (int j = 0; j < B.cols; ++j)
