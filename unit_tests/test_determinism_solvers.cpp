@@ -190,24 +190,31 @@ TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
   for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 16, 21, 32}) check_sizes<T, Layout>(n);
 }
 
-// GETRF's host register form (small orders) factors a block without the row
-// interchanges' selects when the thread's previous block swapped nowhere,
-// and refactors the lanes that do need an interchange (or a division by a
-// pivot below the smallest normal) one at a time. Whatever the order of
-// the passes, every matrix must get the bits it gets alone (a batch of one:
-// the per-lane form). Blocks of diagonally dominant matrices (no swaps),
-// random ones (swaps) and mixes, in both orders of the batch, so that each
-// kind of block meets each prediction on either thread.
+// On host, GETRF first factors a block without row interchanges (left-
+// looking, getrf_crout_host) when the thread's previous block swapped
+// nowhere, and factors the whole block again, with interchanges, when a
+// lane of it needs one (or a division by a pivot below the smallest
+// normal); blocks predicted to swap go to the forms with interchanges
+// (registers for small orders, getrf_lanes_host above). Whatever the order
+// of the passes, every matrix must get the bits it gets alone (a batch of
+// one: the per-lane form). Blocks of diagonally dominant matrices (no
+// swaps), random ones (swaps) and mixes, in both orders of the batch, so
+// that each kind of block meets each prediction on either thread; orders
+// up to one above the largest order of the pass without interchanges.
 TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   const auto exec = Kokkos::DefaultExecutionSpace();
   const index_t L = lanes_of<T, Layout>();
   // d: dominant, r: random, m: dominant but a random lane at every third
-  // place, t: dominant with one lane whose first pivot is subnormal; one
-  // lane of each d block ties |A(0, 0)| below it.
-  const std::string pattern = "ddmrrdtmdrm";
-  for (int n = 1; n <= 8; ++n)
+  // place, t: dominant with one lane whose first pivot is subnormal, z:
+  // dominant with one lane whose last column is zero (an exact zero pivot
+  // without interchange: info set, the factorization goes on), n: dominant
+  // with one lane holding a NaN below the diagonal (never a pivot, but it
+  // reaches the last one); one lane of each d block ties |A(0, 0)| below
+  // it.
+  const std::string pattern = "ddmrrdtmdrmzdnd";
+  for (int n = 1; n <= 17; ++n)
     for (const bool reversed : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
       const index_t blocks = index_t(pattern.size()), batch = blocks * L + L / 2;
@@ -220,6 +227,10 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
           for (int i = 0; i < n; ++i) A(b, i, i) += T(A(b, i, i) < 0 ? -n : n);
         if (kind == 'd' && b % L == 2 && n > 1)
           A(b, n - 1, 0) = -A(b, 0, 0);  // a tie at step 0: idamax keeps row 0
+        if (kind == 'z' && b % L == 1)
+          for (int i = 0; i < n; ++i) A(b, i, n - 1) = T(0);
+        if (kind == 'n' && b % L == 3 && n > 1)
+          A(b, n - 1, 0) = std::numeric_limits<T>::quiet_NaN();
         if (kind == 't' && b % L == 1) {
           // A(0, 0) subnormal and the largest of its column: no swap at
           // step 0, and LAPACK divides by it instead of multiplying.

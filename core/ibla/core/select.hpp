@@ -35,6 +35,21 @@ KOKKOS_FORCEINLINE_FUNCTION T select_bits(const bool here, const T a, const T b)
   __builtin_memcpy(&out, &r, sizeof(T));
   return out;
 }
+
+/// |x| by clearing the sign bit: one AND per vector where `x < 0 ? -x : x`
+/// is a compare, a negation and a blend. -0 becomes +0 and a NaN stays a
+/// NaN, so compares of magnitudes give the same answers either way.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T magnitude(const T x) {
+  using Bits = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned>;
+  static_assert(sizeof(Bits) == sizeof(T), "magnitude: float or double");
+  Bits u;
+  __builtin_memcpy(&u, &x, sizeof(T));
+  u &= ~Bits(0) >> 1;
+  T out;
+  __builtin_memcpy(&out, &u, sizeof(T));
+  return out;
+}
 #endif
 
 }  // namespace ibla::impl

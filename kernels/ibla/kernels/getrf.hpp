@@ -212,8 +212,9 @@ KOKKOS_INLINE_FUNCTION void getrf_lanes(const Member& member, const BA& A, const
 /// threads, 3 alternating runs of the binaries before and after, ratio of
 /// the medians): GETRF random 1.6x (n = 2), 1.55x (4), 1.47x (8), 1.06x
 /// (16), 0.99x (32); diagonally dominant 1.4-2.9x; GESV 1.16-2.3x.
+/// Returns whether a lane of the block swapped rows.
 template <int L, class Member, class BA, class BP, class BI>
-KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA& A,
+IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
                                                   const BP& ipiv, const BI& info,
                                                   BlockPrefetch& prefetch) {
   using T        = std::remove_const_t<typename BA::value_type>;
@@ -227,6 +228,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
   // scalar, with a branch per lane.
   Index status[L];
   for_each_lane(member, A.lanes, [&](const int l) { status[l] = 0; });
+  bool swapped = false;
   prefetch.plan(steps);
   for (int k = 0; k < steps; ++k) {
     prefetch.step();
@@ -317,6 +319,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
     // Skipped when no lane of the block swaps (diagonally dominant blocks).
     Index swaps = 0;
     for (int l = 0; l < L; ++l) swaps |= Index(p[l] != Index(k));
+    swapped |= swaps != 0;
     if (swaps) {
       for (int j0 = 0; j0 < k; j0 += NR) interchange(j0, k - j0 < NR ? k - j0 : NR);
       for (int j0 = k + 1; j0 < n; j0 += NR) interchange(j0, n - j0 < NR ? n - j0 : NR);
@@ -325,25 +328,20 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_lanes_host(const Member& member, const BA
     getrf_swap_update<false, true>(member, k, k + 1, n, A, ipiv);
   }
   for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
+  return swapped;
 }
 
-/// Square orders up to this one are factored by getrf_registers_host (GETRS
-/// keeps B in registers up to trsm_register_order). Above it the matrix no
-/// longer fits the registers and the select-based interchanges cost O(n^3).
-/// With 16 vector registers (AVX2) the register form was slower than
-/// getrf_lanes_host at n = 5, 6 and 8 (1-thread micro-driver, L = 4 and 8,
-/// 0.3-0.9x), so it stops at 4 there. With 32 (AVX-512, Zen 4;
-/// `ibla_bench --ops getrf,gesv --sizes 4..8`, 10^4 problems, 2 threads,
-/// the binaries before and after alternating, 3-5 runs, ratio of the
-/// medians), with the next block prefetched before the lane loop: n = 5
-/// GETRF random 1.65-1.71x, GESV random 1.45-1.54x, diagonally dominant
-/// 0.81-1.21x and 0.87-1.10x (the selects ran whether or not a lane swaps,
-/// while getrf_lanes_host skips a block's interchanges when none does);
-/// n = 6 random 1.31x but diagonally dominant 0.71-0.83x, which the pass
-/// without interchanges (see getrf_registers_host) turned into: n = 6
-/// GETRF random 1.31-1.35x, diagonally dominant 1.33-1.38x, GESV 1.16-1.27x
-/// and 1.20-1.32x (5 runs); n = 7, 8 0.38-0.86x (GCC vectorises the lane
-/// loop two registers per value, so 2 n^2 registers: spills).
+/// Square orders up to this one are factored by getrf_registers_host when
+/// rows are expected to be swapped (GETRS keeps B in registers up to
+/// trsm_register_order). Above it the matrix no longer fits the registers
+/// and the select-based interchanges cost O(n^3). With 16 vector registers
+/// (AVX2) the register form was slower than getrf_lanes_host at n = 5, 6
+/// and 8 (1-thread micro-driver, L = 4 and 8, 0.3-0.9x), so it stops at 4
+/// there. With 32 (AVX-512, Zen 4; `ibla_bench --ops getrf,gesv --sizes
+/// 4..8`, 10^4 problems, 2 threads, the binaries before and after
+/// alternating, 3-5 runs, ratio of the medians), with the next block
+/// prefetched before the lane loop: n = 5 GETRF random 1.65-1.71x, GESV
+/// random 1.45-1.54x; n = 6 random 1.31-1.35x; n = 7, 8 0.38-0.86x (spills).
 inline constexpr int getrf_register_order = host_has_wide_register_file ? 6 : 4;
 
 /// Step K and the following ones of getrf_registers_host, for one lane whose
@@ -352,33 +350,21 @@ inline constexpr int getrf_register_order = host_has_wide_register_file ? 6 : 4;
 /// interchange done by selects. A function template per step, not a loop:
 /// every index into a is a compile-time constant whatever the compiler's
 /// unrolling heuristics decide, so a stays in registers.
-template <int K, bool Swap, int N, class T, class Index>
+template <int K, int N, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivot_row)[N],
                                                       T& status, Index& tiny) {
   const T sfmin = Kokkos::Experimental::norm_min<T>::value;
   // Pivot search, idamax's rule.
   T piv   = a[K][K];
   Index p = K;
-  if constexpr (Swap) {
-    T amax = abs_select(piv);
-    IBLA_IMPL_UNROLL
-    for (int i = K + 1; i < N; ++i) {
-      const T v       = abs_select(a[i][K]);
-      const bool more = v > amax;
-      amax            = select_bits(more, v, amax);
-      piv             = select_bits(more, a[i][K], piv);
-      p               = more ? Index(i) : p;
-    }
-  } else {
-    // Only whether a row below wins matters (its results are thrown away):
-    // the largest |a| below, against |a(K, K)| (a NaN never wins, as above).
-    T below = T(-1);
-    IBLA_IMPL_UNROLL
-    for (int i = K + 1; i < N; ++i) {
-      const T v = abs_select(a[i][K]);
-      below     = select_bits(v > below, v, below);
-    }
-    p += Index(below > abs_select(piv));
+  T amax  = abs_select(piv);
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) {
+    const T v       = abs_select(a[i][K]);
+    const bool more = v > amax;
+    amax            = select_bits(more, v, amax);
+    piv             = select_bits(more, a[i][K], piv);
+    p               = more ? Index(i) : p;
   }
   pivot_row[K] = p;
   // The first zero pivot sets status (0 until then). status is a T, so that
@@ -387,22 +373,17 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   // stmt not supported").
   status = select_bits((piv == T(0)) & (status == T(0)), T(K + 1), status);
   // Rows K and p exchanged in every column (a select per element and row).
-  // Without Swap (see getrf_registers_host) the results of a lane with
-  // p != K are thrown away; in the others the exchange would have changed
-  // nothing, so both forms give the same bits.
-  if constexpr (Swap) {
+  IBLA_IMPL_UNROLL
+  for (int j = 0; j < N; ++j) {
+    const T row_k = a[K][j];
+    T to_k        = row_k;
     IBLA_IMPL_UNROLL
-    for (int j = 0; j < N; ++j) {
-      const T row_k = a[K][j];
-      T to_k        = row_k;
-      IBLA_IMPL_UNROLL
-      for (int i = K + 1; i < N; ++i) {
-        const bool here = p == Index(i);
-        to_k            = select_bits(here, a[i][j], to_k);
-        a[i][j]         = select_bits(here, row_k, a[i][j]);
-      }
-      a[K][j] = to_k;
+    for (int i = K + 1; i < N; ++i) {
+      const bool here = p == Index(i);
+      to_k            = select_bits(here, a[i][j], to_k);
+      a[i][j]         = select_bits(here, row_k, a[i][j]);
     }
+    a[K][j] = to_k;
   }
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
@@ -413,17 +394,16 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   for (int i = K + 1; i < N; ++i)
     IBLA_IMPL_UNROLL
     for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
-  if constexpr (K + 1 < N) getrf_register_steps<K + 1, Swap>(a, pivot_row, status, tiny);
+  if constexpr (K + 1 < N) getrf_register_steps<K + 1>(a, pivot_row, status, tiny);
 }
 
 /// Lane l of getrf_registers_host: loads its matrix, factors it
 /// (getrf_register_steps), stores it back with ipiv and info. flags[l]: bit
-/// 0 a pivot below sfmin, bit 1 a row interchange. A lane with bit 0, or
-/// with bit 1 in the pass without Swap, stores nothing to A: it is factored
-/// again from its input. A functor with an always-inlined operator(), not a
-/// lambda: a lambda this large was not inlined into the lane loop, which
-/// then stayed scalar.
-template <int N, bool Swap, class BA, class BP, class BI>
+/// 0 a pivot below sfmin (the lane stores nothing to A: it is factored
+/// again from its input), bit 1 a row interchange. A functor with an
+/// always-inlined operator(), not a lambda: a lambda this large was not
+/// inlined into the lane loop, which then stayed scalar.
+template <int N, class BA, class BP, class BI>
 struct GetrfRegisterLane {
   using T     = std::remove_const_t<typename BA::value_type>;
   using Index = lane_index_t<T>;
@@ -440,16 +420,15 @@ struct GetrfRegisterLane {
     Index pivot_row[N];
     T status   = T(0);  // info, as a T (see getrf_register_steps)
     Index tiny = 0;
-    getrf_register_steps<0, Swap>(a, pivot_row, status, tiny);
+    getrf_register_steps<0>(a, pivot_row, status, tiny);
     // pivot_row[k] >= k: the sum is 0 exactly when no step swapped. A flag
     // or-ed at every step (swapped |= p != K) became a chain of the search's
     // compare masks that GCC did not vectorise (the lane loop went scalar,
-    // 5x slower), and a sum kept through the steps cost random input at
-    // n = 4 0.82x against the form without the second pass (this: 0.89x).
+    // 5x slower).
     Index swapped = 0;
     IBLA_IMPL_UNROLL
     for (int k = 0; k < N; ++k) swapped += pivot_row[k] - Index(k);
-    const bool keep = tiny != 0 || (!Swap && swapped != 0);
+    const bool keep = tiny != 0;
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i)
       IBLA_IMPL_UNROLL
@@ -464,12 +443,13 @@ struct GetrfRegisterLane {
   }
 };
 
-/// Whether the last block this host thread factored in registers had a
-/// lane that swapped rows. Batches are mostly alike (diagonally dominant
-/// ones never swap, random ones swap in nearly every block), so it predicts
-/// the next block. It only picks the order of the passes in
-/// getrf_registers_host, never the results.
-inline bool& getrf_registers_last_block_swapped() {
+/// Whether the last block this host thread factored had a lane that
+/// swapped rows. Batches are mostly alike (diagonally dominant ones never
+/// swap, random ones swap in nearly every block), so it predicts the next
+/// block: getrf_block tries the pass without interchanges
+/// (getrf_crout_host) only after a block without any. It only picks which
+/// form runs first, never the results.
+inline bool& getrf_last_block_swapped() {
   static thread_local bool swapped = true;
   return swapped;
 }
@@ -484,25 +464,10 @@ inline bool& getrf_registers_last_block_swapped() {
 /// are factored afterwards, one at a time, by getrf_lanes from their
 /// untouched input. Measured against getrf_lanes_host (1-thread
 /// micro-driver, double, 4 x 10^4 problems, medians of 41): 1.4-2.7x at
-/// n = 1..3, 1.0-1.9x at n = 4 (L = 8 and 16).
-///
-/// When the thread's previous block had no lane that swapped rows, the
-/// block is first factored without the interchanges' selects; lanes that
-/// turn out to need one keep their input and are factored one at a time as
-/// above. Same bits either way (test_determinism_solvers). Against the
-/// form that always selects (`ibla_bench --ops getrf,gesv --sizes 1..6`,
-/// 10^4, 2 threads, Zen 4, binaries alternating, 3 runs): diagonally
-/// dominant GETRF n = 3 1.06-1.09x, 4 1.10x, 5 1.56-1.75x, GESV 1.12x,
-/// 1.22-1.39x, 1.44-1.50x; random input (the selecting pass, plus the
-/// count of swaps) 0.89-1.00x at n = 1..5, while the unchanged n = 6 moved
-/// by 1.06-1.17x in the same runs. The pass without interchanges then
-/// searched only for a row beating A(K, K) (one compare and select per row
-/// instead of three selects): diagonally dominant GETRF n = 4 1.21-1.26x,
-/// 5 1.12-1.17x, 6 1.19-1.22x, GESV 0.92-1.16x, 0.90-1.12x (best
-/// repetitions 1.10-1.13x), 1.11-1.12x (3-5 runs); the selecting pass is
-/// the same code, yet random n = 4 moved 0.81-0.98x (GESV warm 0.85x).
+/// n = 1..3, 1.0-1.9x at n = 4 (L = 8 and 16). Returns whether a lane of
+/// the block swapped rows.
 template <int N, int L, class Member, class BA, class BP, class BI>
-KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, const BA& A,
+KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BI& info,
                                                       BlockPrefetch& prefetch) {
   // One lane loop reads the whole block, so the next block's lines are all
@@ -510,29 +475,139 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_registers_host(const Member& member, cons
   // 1.41-1.70x getrf_lanes_host warm but 0.46-1.11x flushed.
   prefetch.plan(1);
   prefetch.step();
-  using Index        = lane_index_t<std::remove_const_t<typename BA::value_type>>;
-  Index flags[L]     = {};
-  bool& last_swapped = getrf_registers_last_block_swapped();
-  const bool swap    = last_swapped;
-  if (swap) {
-    for_each_lane(member, A.lanes, GetrfRegisterLane<N, true, BA, BP, BI>{A, ipiv, info, flags});
-  } else {
-    // The interchanges' selects are most of the register form's work
-    // (n^2 (n - 1) per lane against n^3 / 3 multiply-adds), and a lane that
-    // does not swap gets the same bits without them.
-    for_each_lane(member, A.lanes, GetrfRegisterLane<N, false, BA, BP, BI>{A, ipiv, info, flags});
-  }
+  using Index = lane_index_t<std::remove_const_t<typename BA::value_type>>;
+  Index flags[L];
+  for_each_lane(member, A.lanes, GetrfRegisterLane<N, BA, BP, BI>{A, ipiv, info, flags});
   Index swapped = 0;
   for (int l = 0; l < L; ++l) swapped |= flags[l] & 2;
-  last_swapped = swapped != 0;
-  // Lanes with a pivot below sfmin and, after the pass without interchanges,
-  // lanes that needed one: one at a time from their untouched input.
-  const Index again = swap ? 1 : 3;
+  // Lanes with a pivot below sfmin: one at a time from their untouched input.
   for (int l = 0; l < L; ++l)
-    if (flags[l] & again) {
+    if (flags[l] & 1) {
       BlockPrefetch none;
       getrf_lanes(member, single_lane(A, l), single_lane(ipiv, l), single_lane(info, l), none);
     }
+  return swapped != 0;
+}
+
+/// Square orders up to this one get a first pass without interchanges,
+/// left-looking (getrf_crout_host), when the thread's previous block
+/// swapped no row. Its column of N values stays in registers while fewer
+/// than host_simd_registers - 4 hold it (L = 16 doubles on AVX-512 take two
+/// registers a value: up to 14), and at most 16: a 1-thread-per-core
+/// micro-driver (getrf of 10^4 diagonally dominant problems in L3, 2
+/// threads, minimum of 300 calls, AVX-512 Zen 4) measured L = 8 at n = 16
+/// 34 GFLOP/s, at n = 20 25 and at n = 24 7 GFLOP/s (the scratch no longer
+/// fits L1), and L = 16 at n = 16 18 GFLOP/s against getrf_lanes_host's 20;
+/// each order also adds its own unrolled instance to every build.
+template <class T, int L>
+inline constexpr int getrf_crout_order =
+    (host_simd_registers - 4) / host_registers_per_value<T, L> < 16
+        ? (host_simd_registers - 4) / host_registers_per_value<T, L>
+        : 16;
+
+/// Column J and the following ones of getrf_crout_host, for lane l: the
+/// column is loaded into registers, receives the updates of the columns
+/// before it (read back from W) in increasing k, is checked for a row
+/// below beating its diagonal, scaled, and stored to W. Each element gets
+/// the operations of the right-looking steps (getrf_register_steps,
+/// getrf_lanes_host) in the same order: updates in increasing k, then the
+/// scaling by the same reciprocal; so the same bits. A function template
+/// per column, so that every index into c is a compile-time constant.
+template <int J, int N, int L, class T, class Index, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L], const int l,
+                                                     T& status, Index& flags) {
+  const T sfmin = Kokkos::Experimental::norm_min<T>::value;
+  T c[N];
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i) c[i] = A(i, J, l);
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < J; ++k)
+    IBLA_IMPL_UNROLL
+    for (int i = k + 1; i < N; ++i) c[i] = fused_mul_add(-W[i][k][l], c[k], c[i]);
+  // A row below beating the diagonal (idamax would pick it; a NaN never
+  // beats, nor is beaten): independent compares or-ed together. A running
+  // maximum, a chain of compare and select per row, was a quarter of the
+  // form's time (perf, n = 8).
+  const T piv      = c[J];
+  const T piv_size = magnitude(piv);
+  Index beaten     = 0;
+  IBLA_IMPL_UNROLL
+  for (int i = J + 1; i < N; ++i) beaten |= Index(magnitude(c[i]) > piv_size);
+  flags |= beaten << 1;
+  status = select_bits((piv == T(0)) & (status == T(0)), T(J + 1), status);
+  // x * 1 is x: a zero pivot's column is kept by the same multiply.
+  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
+  flags |= Index(piv != T(0)) & Index(!(piv_size >= sfmin));
+  IBLA_IMPL_UNROLL
+  for (int i = J + 1; i < N; ++i) c[i] *= scale;
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i) W[i][J][l] = c[i];
+  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, l, status, flags);
+}
+
+/// Lane l of getrf_crout_host (a functor: see GetrfRegisterLane). flags[l]:
+/// bit 0 a pivot below sfmin, bit 1 a row below beating a diagonal.
+template <int N, int L, class T, class Index, class BA>
+struct GetrfCroutLane {
+  const BA& A;
+  T (&W)[N][N][L];
+  T (&status)[L];
+  Index (&flags)[L];
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    T lane_status = T(0);
+    Index fl      = 0;
+    getrf_crout_columns<0>(A, W, l, lane_status, fl);
+    status[l] = lane_status;
+    flags[l]  = fl;
+  }
+};
+
+/// Host form for a full block of square N x N matrices when no interchange
+/// is expected: the block is factored without interchanges, left-looking
+/// (Crout order: one column in registers at a time, the finished columns
+/// of L read back from the scratch W, in L1), into W; A is still the input.
+/// If no lane had a row beating its diagonal, nor a pivot below sfmin, W is
+/// the factorization LAPACK computes (pivots k + 1) and is copied to A, and
+/// it returns true; otherwise it returns false, A untouched, and the caller
+/// factors the block with interchanges.
+///
+/// Right-looking, the register form held all n^2 values until its selected
+/// store at the end, and spilled them from n = 7; the general form
+/// (getrf_lanes_host) stores every element at every step. Against them, on
+/// diagonally dominant input (the micro-driver of getrf_crout_order,
+/// GFLOP/s, L = 8 / 16): n = 7 26.4 / 26.8 against getrf_lanes_host's
+/// 9.8 / 13.6, n = 8 30.6 / 30.1 against 11.9 / 16.1, n = 10 36.8 / 33.6
+/// against 14.8 / 18.5, n = 12 39.9 / 32.0; n = 2..6 against the register
+/// form's pass without interchanges (which it replaces): L = 16 1.1-1.7x,
+/// L = 8 0.7-0.9x at n = 2..4 and 1.1-1.2x at n = 5, 6, the best L of each
+/// faster with this form at every order.
+template <int N, int L, class Member, class BA, class BP, class BI>
+IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BA& A,
+                                                  const BP& ipiv, const BI& info,
+                                                  BlockPrefetch& prefetch) {
+  using T     = std::remove_const_t<typename BA::value_type>;
+  using Index = lane_index_t<T>;
+  // One lane loop reads the whole block front to back (see
+  // getrf_registers_host).
+  prefetch.plan(1);
+  prefetch.step();
+  T W[N][N][L];
+  T status[L];
+  Index flags[L];
+  for_each_lane(member, A.lanes, GetrfCroutLane<N, L, T, Index, BA>{A, W, status, flags});
+  Index any = 0;
+  for (int l = 0; l < L; ++l) any |= flags[l];
+  if (any) return false;
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i)
+    IBLA_IMPL_UNROLL
+    for (int j = 0; j < N; ++j)
+      for_each_lane(member, A.lanes, [&](const int l) { A(i, j, l) = W[i][j][l]; });
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < N; ++k)
+    for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = k + 1; });
+  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
+  return true;
 }
 #endif
 
@@ -563,13 +638,27 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
     // and read them outside those loops: the other threads of a user's
     // team must not run them.
     if (member.team_rank() != 0) return;
-    if (A.rows == A.cols && A.rows >= 1 && A.rows <= getrf_register_order) {
+    using T            = std::remove_const_t<typename BA::value_type>;
+    const bool square  = A.rows == A.cols && A.rows >= 1;
+    bool& last_swapped = getrf_last_block_swapped();
+    if (square && A.rows <= getrf_crout_order<T, L> && !last_swapped) {
+      bool done = false;
+      detail::static_switch<getrf_crout_order<T, L>>(A.rows, [&](auto order) {
+        done = getrf_crout_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
+      });
+      if (done) return;
+    }
+    // Interchanges expected, or found by the pass without them (which then
+    // requested the whole next block already: the prefetch finds nothing
+    // left to plan).
+    if (square && A.rows <= getrf_register_order) {
       detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
-        getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
+        last_swapped =
+            getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
       });
       return;
     }
-    getrf_lanes_host<L>(member, A, ipiv, info, prefetch);
+    last_swapped = getrf_lanes_host<L>(member, A, ipiv, info, prefetch);
     return;
   }
 #endif
