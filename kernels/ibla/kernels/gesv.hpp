@@ -73,6 +73,20 @@ KOKKOS_FORCEINLINE_FUNCTION LanePivots<N, L, lane_index_t<T>> lane_wide_pivots(
   return wide;
 }
 
+/// Whether any lane of a full host block has a pivot other than its own
+/// row (ipiv(k) != k + 1 for some k), keep aside: a lane that keeps its B
+/// swaps nothing either way.
+template <int L, class Member, class BP>
+KOKKOS_FORCEINLINE_FUNCTION bool block_swaps_rows(const Member& member, lanes_c<L> lanes,
+                                                  const BP& ipiv) {
+  int moved[L] = {};
+  for (int k = 0; k < ipiv.rows; ++k)
+    for_each_lane(member, lanes, [&](const int l) { moved[l] |= int(ipiv(k, 0, l) != k + 1); });
+  int any = 0;
+  for (int l = 0; l < L; ++l) any |= moved[l];
+  return any != 0;
+}
+
 /// The interchanges of dlaswp on one lane's column b (N rows, in
 /// registers), by selects as in getrf_registers_host: rows k and ipiv(k) - 1
 /// for k = 0 .. N-1 (Forward) or N-1 .. 0, none where !swaps. A pivot row is
@@ -210,6 +224,11 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
       });
       return;
     }
+    // A block whose pivots are all k + 1 (every block of diagonally
+    // dominant input) swaps nothing, and laswp_tile's per-lane stores are
+    // scalar: GESV of order 10..16 on such input spent more time here and
+    // in the solves than in the factorization.
+    if (!block_swaps_rows(member, B.lanes, ipiv)) return;
   }
 #endif
   constexpr int NR = getrf_tile_cols;
