@@ -46,21 +46,38 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # what the fuzzer's inputs add is values (NaN, Inf, tiny pivots) and
   # shapes, which the checks left on here cover (float-to-int casts,
   # shifts, bounds, bool and enum loads, division by zero).
-  # Three objects of the one source (see the end of fuzz_ibla.cpp): the
-  # double and the float instantiations compile in parallel.
+  # Three objects of the one source (see the end of fuzz_ibla.cpp).
   flags=(-std=c++17 "${IBLA_FUZZ_OPT:--O0}" -g -fno-omit-frame-pointer -fopenmp -march=native
          -Wno-pass-failed -fsanitize=fuzzer,address,undefined
          -fno-sanitize=alignment,null,pointer-overflow,signed-integer-overflow
          -fno-sanitize-recover=all
          -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch")
+  # As many value-type objects at a time as memory holds: each took up to
+  # 15 GB (clang 14 at -O0 with ASan, double, 2026-11-25, after GETRF's
+  # pass without interchanges added its orders; 12.9 GB before), and two
+  # side by side were killed for memory on a 24 GB machine. The small entry
+  # object compiles beside the first.
+  mem_gb=$(awk '/^MemTotal:/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 0)
+  at_once=$(( mem_gb / 16 > 0 ? mem_gb / 16 : 1 ))
   pids=()
-  for part in entry double float; do
-    define=()
-    [ "$part" = entry ] || define=(-DIBLA_FUZZ_VALUE_TYPE="$part")
-    "$cxx" "${flags[@]}" "${define[@]}" -c "$src" -o "$dir/fuzz_ibla_$part.o" &
+  compile_part() {
+    local define=()
+    [ "$1" = entry ] || define=(-DIBLA_FUZZ_VALUE_TYPE="$1")
+    "$cxx" "${flags[@]}" "${define[@]}" -c "$src" -o "$dir/fuzz_ibla_$1.o"
+  }
+  compile_part entry &
+  entry_pid=$!
+  for part in double float; do
+    compile_part "$part" &
     pids+=($!)
+    if [ "${#pids[@]}" -ge "$at_once" ]; then
+      wait "${pids[0]}" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }
+      pids=("${pids[@]:1}")
+    fi
   done
-  for pid in "${pids[@]}"; do wait "$pid" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }; done
+  for pid in "${pids[@]}" "$entry_pid"; do
+    wait "$pid" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }
+  done
   "$cxx" -fopenmp -fsanitize=fuzzer,address,undefined "$dir"/fuzz_ibla_{entry,double,float}.o -o "$bin" \
     "$prefix/lib/libkokkoscore.a" -lhwloc -ldl \
     -llapacke -L"/usr/lib/$arch/lapack" -Wl,-rpath,"/usr/lib/$arch/lapack" -llapack \
