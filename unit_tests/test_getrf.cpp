@@ -207,7 +207,8 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   // NaN below the diagonal of the first column is never picked as pivot by
   // idamax (NaN > x is false) unless it comes first; ipiv, info and the NaN
   // pattern must match LAPACK's. n = 3 runs the host's register form for
-  // small orders (getrf_registers_host), n = 6 the general one.
+  // small orders (getrf_registers_host), n = 6 too where the host has 32
+  // vector registers, the general one with 16.
   for (int n : {3, 6}) {
     const index_t batch = lanes_of<T, Layout>() + 3;
     auto hA = forced_swap_batch<T>(batch, n, n, 77);

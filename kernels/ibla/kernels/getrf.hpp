@@ -20,7 +20,10 @@
 // Each element of L and U gets the same sequence of operations as in netlib's
 // recursive dgetrf2 (updates subtracted in increasing k, pivot column scaled
 // by the reciprocal of the pivot unless |pivot| < sfmin), so results agree
-// with LAPACK up to FMA contraction.
+// with LAPACK up to FMA contraction. On host, a block expected to need no
+// interchange is first factored left-looking without them
+// (getrf_crout_host): each element gets the same operations in the same
+// order, so the same bits.
 #pragma once
 
 #include <ibla/core/error.hpp>
@@ -215,8 +218,8 @@ KOKKOS_INLINE_FUNCTION void getrf_lanes(const Member& member, const BA& A, const
 /// Returns whether a lane of the block swapped rows.
 template <int L, class Member, class BA, class BP, class BI>
 IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
-                                                  const BP& ipiv, const BI& info,
-                                                  BlockPrefetch& prefetch) {
+                                              const BP& ipiv, const BI& info,
+                                              BlockPrefetch& prefetch) {
   using T        = std::remove_const_t<typename BA::value_type>;
   using Index    = lane_index_t<T>;
   constexpr int NR = getrf_tile_cols;
@@ -491,14 +494,14 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, cons
 
 /// Square orders up to this one get a first pass without interchanges,
 /// left-looking (getrf_crout_host), when the thread's previous block
-/// swapped no row. Its column of N values stays in registers while fewer
-/// than host_simd_registers - 4 hold it (L = 16 doubles on AVX-512 take two
-/// registers a value: up to 14), and at most 16: a 1-thread-per-core
-/// micro-driver (getrf of 10^4 diagonally dominant problems in L3, 2
-/// threads, minimum of 300 calls, AVX-512 Zen 4) measured L = 8 at n = 16
-/// 34 GFLOP/s, at n = 20 25 and at n = 24 7 GFLOP/s (the scratch no longer
-/// fits L1), and L = 16 at n = 16 18 GFLOP/s against getrf_lanes_host's 20;
-/// each order also adds its own unrolled instance to every build.
+/// swapped no row: as long as its column of N lane values fits in
+/// host_simd_registers - 4 registers (L = 16 doubles on AVX-512 take two
+/// registers a value: up to 14), and at most 16. A micro-driver (getrf of
+/// 10^4 diagonally dominant problems in L3, 2 threads, minimum of 300
+/// calls, AVX-512 Zen 4) measured L = 8 at n = 16 34 GFLOP/s, at n = 20 25
+/// and at n = 24 7 GFLOP/s (its scratch no longer fits L1), and L = 16 at
+/// n = 16 18 GFLOP/s against getrf_lanes_host's 20; each order also adds
+/// its own unrolled instance to every build.
 template <class T, int L>
 inline constexpr int getrf_crout_order =
     (host_simd_registers - 4) / host_registers_per_value<T, L> < 16
@@ -583,8 +586,8 @@ struct GetrfCroutLane {
 /// faster with this form at every order.
 template <int N, int L, class Member, class BA, class BP, class BI>
 IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BA& A,
-                                                  const BP& ipiv, const BI& info,
-                                                  BlockPrefetch& prefetch) {
+                                              const BP& ipiv, const BI& info,
+                                              BlockPrefetch& prefetch) {
   using T     = std::remove_const_t<typename BA::value_type>;
   using Index = lane_index_t<T>;
   // One lane loop reads the whole block front to back (see
