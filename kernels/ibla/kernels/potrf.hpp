@@ -219,9 +219,8 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
   constexpr int MR = potrf_tile_rows;
   const int n      = A.rows;
   const index_t rs = A.rs, cs = A.cs, ls = index_t(value_of(A.ls));
-  // The per-lane integers as wide as T: an int in a lane loop of doubles
-  // made GCC vectorise it for 16 lanes, two 256-bit registers per value in
-  // a block of 8 (see GetrfRegisterLane).
+  // The per-lane integers as wide as T (see KeptLanes, trsm.hpp): with an
+  // int, the lane loops over 8 doubles took two 256-bit registers per value.
   using Index = lane_index_t<T>;
   T inv[NB][L];
   Index done[L];

@@ -69,9 +69,12 @@ struct InfoIsZero {
 
 #if !IBLA_IMPL_DEVICE_PASS
 /// keep of a full host block, read once before the lane loops into
-/// integers as wide as T. Read inside a lane loop of doubles, InfoIsZero's
-/// int made GCC vectorise the loop for 16 lanes, so that a block of 8
-/// doubles took two 256-bit registers per value (see GetrfRegisterLane).
+/// integers as wide as T. GCC sizes an omp simd loop's vectors by its
+/// narrowest type: InfoIsZero's int in a lane loop over 8 doubles asked for
+/// 16 lanes on AVX-512, which the loop cannot fill, and GCC fell back to
+/// two 256-bit registers per value (-fdump-tree-vect-details: "not enough
+/// iterations", then vector mode V32QI). The same holds for every per-lane
+/// integer of the host forms (LanePivots, POTRF's status).
 template <class T, int L>
 struct KeptLanes {
   lane_index_t<T> kept[L];
