@@ -31,8 +31,10 @@ KOKKOS_INLINE_FUNCTION void potrs_masked(const Member& member, Uplo uplo, const 
   using T          = std::remove_const_t<typename BB::value_type>;
   const Op first   = uplo == Uplo::Lower ? Op::N : Op::T;
   const Op second  = uplo == Uplo::Lower ? Op::T : Op::N;
-  trsm_masked(member, Side::Left, uplo, first, Diag::NonUnit, T(1), A, B, keep);
-  trsm_masked(member, Side::Left, uplo, second, Diag::NonUnit, T(1), A, B, keep);
+  // Read once for both solves (trsm_masked passes a lane-wide keep through).
+  const auto wide  = lane_wide_keep<T>(member, B.lanes, keep);
+  trsm_masked(member, Side::Left, uplo, first, Diag::NonUnit, T(1), A, B, wide);
+  trsm_masked(member, Side::Left, uplo, second, Diag::NonUnit, T(1), A, B, wide);
 }
 
 /// team::posv with the prefetch of the next block (batch-level POSV).
