@@ -19,6 +19,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -195,12 +197,16 @@ TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
 // nowhere, and factors the whole block again, with interchanges, when a
 // lane of it needs one (or a division by a pivot below the smallest
 // normal); blocks predicted to swap go to the forms with interchanges
-// (registers for small orders, getrf_lanes_host above). Whatever the order
-// of the passes, every matrix must get the bits it gets alone (a batch of
-// one: the per-lane form). Blocks of diagonally dominant matrices (no
-// swaps), random ones (swaps) and mixes, in both orders of the batch, so
-// that each kind of block meets each prediction on either thread; orders
-// up to one above the largest order of the pass without interchanges.
+// (left-looking with the interchanges by selects, getrf_crout_pivoted_host,
+// for small orders, which hands blocks with a pivot below the smallest
+// normal to the register form or getrf_lanes_host). Whatever the order of
+// the passes, every matrix must get the bits, pivots and info it gets
+// alone (a batch of one: the per-lane, right-looking form). Blocks of
+// diagonally dominant matrices (no swaps), random ones (swaps) and mixes,
+// with and without ties, zero pivots, NaN and subnormal pivots, in both
+// orders of the batch, so that each kind of block meets each prediction on
+// either thread; orders up to one above the largest order of the pass
+// without interchanges.
 TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
@@ -212,8 +218,10 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
   // without interchange: info set, the factorization goes on), n: dominant
   // with one lane holding a NaN below the diagonal (never a pivot, but it
   // reaches the last one); one lane of each d block ties |A(0, 0)| below
-  // it.
-  const std::string pattern = "ddmrrdtmdrmzdnd";
+  // it. T, Z, N: the same lanes in a random block (swaps elsewhere); i: a
+  // random block of small integers (ties between candidate pivots after
+  // earlier interchanges, exact zeros, zero pivots).
+  const std::string pattern = "ddmrrdtmdrmzdndrTrZNiir";
   for (int n = 1; n <= 17; ++n)
     for (const bool reversed : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
@@ -222,16 +230,21 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
       for (index_t b = 0; b < batch; ++b) {
         const index_t block = b / L < blocks ? b / L : blocks - 1;
         const char kind = pattern[size_t(reversed ? blocks - 1 - block : block)];
-        const bool random = kind == 'r' || (kind == 'm' && b % 3 == 0);
+        const bool random = kind == 'r' || kind == 'i' || (kind >= 'A' && kind <= 'Z') ||
+                            (kind == 'm' && b % 3 == 0);
+        const char lane_kind = char(std::tolower(kind));
         if (!random)
           for (int i = 0; i < n; ++i) A(b, i, i) += T(A(b, i, i) < 0 ? -n : n);
+        if (kind == 'i')
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) A(b, i, j) = std::round(A(b, i, j) * T(2));
         if (kind == 'd' && b % L == 2 && n > 1)
           A(b, n - 1, 0) = -A(b, 0, 0);  // a tie at step 0: idamax keeps row 0
-        if (kind == 'z' && b % L == 1)
+        if (lane_kind == 'z' && b % L == 1)
           for (int i = 0; i < n; ++i) A(b, i, n - 1) = T(0);
-        if (kind == 'n' && b % L == 3 && n > 1)
+        if (lane_kind == 'n' && b % L == 3 && n > 1)
           A(b, n - 1, 0) = std::numeric_limits<T>::quiet_NaN();
-        if (kind == 't' && b % L == 1) {
+        if (lane_kind == 't' && b % L == 1) {
           // A(0, 0) subnormal and the largest of its column: no swap at
           // step 0, and LAPACK divides by it instead of multiplying.
           for (int i = 0; i < n; ++i) A(b, i, 0) = T(0);

@@ -88,32 +88,23 @@ KOKKOS_FORCEINLINE_FUNCTION bool block_swaps_rows(const Member& member, lanes_c<
 }
 
 /// The interchanges of dlaswp on one lane's column b (N rows, in
-/// registers), by selects as in getrf_registers_host: rows k and ipiv(k) - 1
+/// registers), by selects (swap_rows_in_registers): rows k and ipiv(k) - 1
 /// for k = 0 .. N-1 (Forward) or N-1 .. 0, none where !swaps. A pivot row is
 /// never above its step, so rows k+1..N-1 are the only candidates.
-template <int N, bool Forward, class T, class BP>
+template <int N, bool Forward, int S = 0, class T, class BP>
 KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_lane(T (&b)[N], const BP& ipiv, const int l,
                                                       const bool swaps) {
-  using Index = lane_index_t<T>;
-  IBLA_IMPL_UNROLL
-  for (int s = 0; s < N; ++s) {
-    const int k   = Forward ? s : N - 1 - s;
+  if constexpr (S < N) {
+    using Index     = lane_index_t<T>;
+    constexpr int k = Forward ? S : N - 1 - S;
     // A 64-bit index against 64-bit values: one mask width in the selects.
     // The pivot is loaded in every lane (a lane's ipiv entries exist even
     // where they are not used): a load under the condition became a masked
     // load that GCC's dependence analysis rejected, and the whole lane loop
     // stayed scalar.
     const Index stored = Index(ipiv(k, 0, l) - 1);
-    const Index p      = swaps ? stored : Index(k);
-    const T row_k = b[k];
-    T to_k        = row_k;
-    IBLA_IMPL_UNROLL
-    for (int i = k + 1; i < N; ++i) {
-      const bool here = p == Index(i);
-      to_k            = select_bits(here, b[i], to_k);
-      b[i]            = select_bits(here, row_k, b[i]);
-    }
-    b[k] = to_k;
+    swap_rows_in_registers<k>(b, swaps ? stored : Index(k));
+    laswp_registers_lane<N, Forward, S + 1>(b, ipiv, l, swaps);
   }
 }
 

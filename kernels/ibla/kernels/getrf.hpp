@@ -22,7 +22,10 @@
 // by the reciprocal of the pivot unless |pivot| < sfmin), so results agree
 // with LAPACK up to FMA contraction. On host, a block expected to need no
 // interchange is first factored left-looking without them
-// (getrf_crout_host): each element gets the same operations in the same
+// (getrf_crout_host), and a block of small order that needs them is
+// factored left-looking with them (getrf_crout_pivoted_host: the
+// interchanges of the earlier steps are applied to each column by selects
+// as it is loaded): each element gets the same operations in the same
 // order, so the same bits.
 #pragma once
 
@@ -334,10 +337,11 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
   return swapped;
 }
 
-/// Square orders up to this one are factored by getrf_registers_host when
-/// rows are expected to be swapped (GETRS keeps B in registers up to
-/// trsm_register_order). Above it the matrix no longer fits the registers
-/// and the select-based interchanges cost O(n^3). With 16 vector registers
+/// Square orders up to this one can be factored by getrf_registers_host:
+/// blocks that swap rows where getrf_registers_preferred says so, and
+/// blocks that getrf_crout_pivoted_host hands back (a pivot below sfmin).
+/// Above it the matrix no longer fits the registers and the select-based
+/// interchanges of whole rows cost O(n^3). With 16 vector registers
 /// (AVX2) the register form was slower than getrf_lanes_host at n = 5, 6
 /// and 8 (1-thread micro-driver, L = 4 and 8, 0.3-0.9x), so it stops at 4
 /// there. With 32 (AVX-512, Zen 4; `ibla_bench --ops getrf,gesv --sizes
@@ -612,6 +616,209 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BA& A,
   for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
   return true;
 }
+
+/// Rows K and p of the register column c exchanged, p >= K being a lane's
+/// own pivot row: selects over the rows below K, so that no lane needs an
+/// address of its own (as in getrf_register_steps). K is a template
+/// parameter so that every index into c is a compile-time constant: with a
+/// loop index, GCC left the loop of the 12 x 12 form rolled, c went to
+/// memory and the lane loop stayed scalar (6x slower).
+template <int K, int N, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void swap_rows_in_registers(T (&c)[N], const Index p) {
+  const T row_k = c[K];
+  T to_k        = row_k;
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) {
+    const bool here = p == Index(i);
+    to_k            = select_bits(here, c[i], to_k);
+    c[i]            = select_bits(here, row_k, c[i]);
+  }
+  c[K] = to_k;
+}
+
+/// Steps K .. J-1 of right-looking LU on the register column c (column J):
+/// rows K and pivot_row[K] exchanged, then the update by column K of L,
+/// which W holds in the row order of step K (after its interchange).
+template <int K, int J, int N, int L, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_updates(T (&c)[N], const T (&W)[N][N][L],
+                                                             const Index (&pivot_row)[N],
+                                                             const int l) {
+  if constexpr (K < J) {
+    swap_rows_in_registers<K>(c, pivot_row[K]);
+    IBLA_IMPL_UNROLL
+    for (int i = K + 1; i < N; ++i) c[i] = fused_mul_add(-W[i][K][l], c[K], c[i]);
+    getrf_crout_pivoted_updates<K + 1, J>(c, W, pivot_row, l);
+  }
+}
+
+/// Column J and the following ones of getrf_crout_pivoted_host, for lane l.
+/// Column J is loaded into registers in the input's row order and goes
+/// through steps k = 0 .. J-1 as right-looking LU (getrf_lanes_host,
+/// getrf_register_steps) would take it: rows k and pivot_row[k] exchanged,
+/// then the update by column k of L, which W holds in the row order of step
+/// k (after its interchange). Then step J's own pivot search (idamax's
+/// rule), interchange and scaling, and the column goes to W. Each element
+/// gets the same operations in the same order as right-looking: the same
+/// bits. The interchanges of the later steps are not applied to W's
+/// columns of L here but once, when they are stored (GetrfCroutPivotedStore).
+template <int J, int N, int L, class T, class Index, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_columns(const BA& A, T (&W)[N][N][L],
+                                                             Index (&pivot_row)[N], const int l,
+                                                             T& status, Index& tiny) {
+  const T sfmin = Kokkos::Experimental::norm_min<T>::value;
+  T c[N];
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i) c[i] = A(i, J, l);
+  getrf_crout_pivoted_updates<0, J>(c, W, pivot_row, l);
+  T piv   = c[J];
+  Index p = J;
+  T amax  = magnitude(piv);
+  IBLA_IMPL_UNROLL
+  for (int i = J + 1; i < N; ++i) {
+    const T v       = magnitude(c[i]);
+    const bool more = v > amax;
+    amax            = select_bits(more, v, amax);
+    piv             = select_bits(more, c[i], piv);
+    p               = select_bits(more, Index(i), p);
+  }
+  pivot_row[J] = p;
+  status       = select_bits((piv == T(0)) & (status == T(0)), T(J + 1), status);
+  swap_rows_in_registers<J>(c, p);
+  // x * 1 is x: a zero pivot's column is kept by the same multiply.
+  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
+  tiny |= Index(piv != T(0)) & Index(!(magnitude(piv) >= sfmin));
+  IBLA_IMPL_UNROLL
+  for (int i = J + 1; i < N; ++i) c[i] *= scale;
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i) W[i][J][l] = c[i];
+  if constexpr (J + 1 < N) getrf_crout_pivoted_columns<J + 1>(A, W, pivot_row, l, status, tiny);
+}
+
+/// Lane l of getrf_crout_pivoted_host (a functor: see GetrfRegisterLane):
+/// factors into W, keeps the pivot rows in P[k][l], info in status[l] and
+/// whether a pivot fell below sfmin in tiny[l].
+template <int N, int L, class T, class Index, class BA>
+struct GetrfCroutPivotedLane {
+  const BA& A;
+  T (&W)[N][N][L];
+  Index (&P)[N][L];
+  T (&status)[L];
+  Index (&tiny)[L];
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    Index pivot_row[N];
+    T lane_status    = T(0);
+    Index lane_tiny  = 0;
+    getrf_crout_pivoted_columns<0>(A, W, pivot_row, l, lane_status, lane_tiny);
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) P[k][l] = pivot_row[k];
+    status[l] = lane_status;
+    tiny[l]   = lane_tiny;
+  }
+};
+
+/// Lane l of the store of getrf_crout_pivoted_host: column K of W goes to
+/// A after the interchanges of steps K+1 .. N-1 (LAPACK applies every
+/// interchange to the whole row, L's part included); the rows they move
+/// are all below K, where W holds L.
+template <int K, int N, int L, class T, class Index, class BA>
+struct GetrfCroutPivotedStore {
+  const BA& A;
+  const T (&W)[N][N][L];
+  const Index (&P)[N][L];
+  template <int S>
+  KOKKOS_FORCEINLINE_FUNCTION void later_swaps(T (&c)[N], const int l) const {
+    if constexpr (S < N) {
+      swap_rows_in_registers<S>(c, P[S][l]);
+      later_swaps<S + 1>(c, l);
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    T c[N];
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i) c[i] = W[i][K][l];
+    later_swaps<K + 1>(c, l);
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i) A(i, K, l) = c[i];
+  }
+};
+
+template <int K, int N, int L, class Member, class T, class Index, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_store(const Member& member, const BA& A,
+                                                           const T (&W)[N][N][L],
+                                                           const Index (&P)[N][L]) {
+  if constexpr (K < N) {
+    for_each_lane(member, A.lanes, GetrfCroutPivotedStore<K, N, L, T, Index, BA>{A, W, P});
+    getrf_crout_pivoted_store<K + 1>(member, A, W, P);
+  }
+}
+
+/// Square orders up to this one are factored with interchanges by
+/// getrf_crout_pivoted_host: while a column and as many temporaries (the
+/// selects of the interchanges and of the pivot search) fit the vector
+/// registers, and at most 10. Measured, random input, micro-driver of
+/// getrf_crout_order: L = 16 doubles (two registers a value) at n = 10 ran
+/// at 0.8x getrf_lanes_host; from n = 12 GCC 12 keeps one column's array
+/// in memory and the lane loop stays scalar (1.5 GFLOP/s).
+template <class T, int L>
+inline constexpr int getrf_crout_pivoted_order =
+    host_simd_registers / (2 * host_registers_per_value<T, L>) < 10
+        ? host_simd_registers / (2 * host_registers_per_value<T, L>)
+        : 10;
+
+/// Orders where getrf_registers_host beats getrf_crout_pivoted_host on
+/// blocks that swap: 3 and 4 when a lane value takes two registers (L = 16
+/// doubles on AVX-512: 7.7 against 4.8 and 8.1 against 7.6 GFLOP/s, random
+/// input, micro-driver of getrf_crout_order). With one register a value the
+/// pivoted form was faster at every order (L = 8: 1.2-2.0x at n = 2..10).
+template <class T, int L>
+constexpr bool getrf_registers_preferred(const int n) {
+  return host_registers_per_value<T, L> > 1 && n >= 3 && n <= 4;
+}
+
+/// Host form for a full block of square N x N matrices with partial
+/// pivoting, left-looking: one column in registers at a time, the
+/// interchanges of the earlier steps applied to it by selects as it comes
+/// (no per-lane address anywhere), the finished columns in the scratch W
+/// (L1). The right-looking forms exchange two whole rows at every step:
+/// getrf_register_steps by selects over the whole matrix held in registers
+/// (it spills from n = 7), getrf_lanes_host by a gather and a scalar store
+/// per lane and column. A is the input until the end: if a lane's pivot
+/// fell below sfmin (LAPACK divides then), it returns false with A
+/// untouched and the caller factors the block again; otherwise A, ipiv and
+/// info hold LAPACK's result, and swapped says whether a lane exchanged
+/// rows.
+template <int N, int L, class Member, class BA, class BP, class BI>
+IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, const BA& A,
+                                                      const BP& ipiv, const BI& info,
+                                                      BlockPrefetch& prefetch, bool& swapped) {
+  using T     = std::remove_const_t<typename BA::value_type>;
+  using Index = lane_index_t<T>;
+  prefetch.plan(1);
+  prefetch.step();
+  T W[N][N][L];
+  Index P[N][L];
+  T status[L];
+  Index tiny[L];
+  for_each_lane(member, A.lanes,
+                GetrfCroutPivotedLane<N, L, T, Index, BA>{A, W, P, status, tiny});
+  Index any_tiny = 0;
+  for (int l = 0; l < L; ++l) any_tiny |= tiny[l];
+  if (any_tiny) return false;
+  getrf_crout_pivoted_store<0>(member, A, W, P);
+  // P[k][l] >= k: the sum is 0 exactly when no lane exchanged rows.
+  Index moved[L] = {};
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < N; ++k)
+    for_each_lane(member, A.lanes, [&](const int l) {
+      moved[l] += P[k][l] - Index(k);
+      ipiv(k, 0, l) = int(P[k][l]) + 1;
+    });
+  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
+  Index any_moved = 0;
+  for (int l = 0; l < L; ++l) any_moved |= moved[l];
+  swapped = any_moved != 0;
+  return true;
+}
 #endif
 
 /// team::getrf with the prefetch of the next block (batch-level GETRF and
@@ -654,6 +861,19 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
     // Interchanges expected, or found by the pass without them (which then
     // requested the whole next block already: the prefetch finds nothing
     // left to plan).
+    if (square && A.rows <= getrf_crout_pivoted_order<T, L> &&
+        !getrf_registers_preferred<T, L>(A.rows)) {
+      bool done = false, swapped = true;
+      detail::static_switch<getrf_crout_pivoted_order<T, L>>(A.rows, [&](auto order) {
+        done = getrf_crout_pivoted_host<decltype(order)::value, L>(member, A, ipiv, info,
+                                                                   prefetch, swapped);
+      });
+      if (done) {
+        last_swapped = swapped;
+        return;
+      }
+    }
+    // A pivot below sfmin: the forms below divide where LAPACK does.
     if (square && A.rows <= getrf_register_order) {
       detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
         last_swapped =
