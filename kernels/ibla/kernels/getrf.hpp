@@ -661,7 +661,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_updates(T (&c)[N], const T 
 /// gets the same operations in the same order as right-looking: the same
 /// bits. The interchanges of the later steps are not applied to W's
 /// columns of L here but once, when they are stored (GetrfCroutPivotedStore).
-template <int J, int N, int L, class T, class Index, class BA>
+template <int J, int End, int N, int L, class T, class Index, class BA>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_columns(const BA& A, T (&W)[N][N][L],
                                                              Index (&pivot_row)[N], const int l,
                                                              T& status, Index& tiny) {
@@ -691,13 +691,24 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_columns(const BA& A, T (&W)
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
   IBLA_IMPL_UNROLL
   for (int i = 0; i < N; ++i) W[i][J][l] = c[i];
-  if constexpr (J + 1 < N) getrf_crout_pivoted_columns<J + 1>(A, W, pivot_row, l, status, tiny);
+  if constexpr (J + 1 < End)
+    getrf_crout_pivoted_columns<J + 1, End>(A, W, pivot_row, l, status, tiny);
 }
 
+/// Columns per lane loop of getrf_crout_pivoted_host of order N: all of
+/// them up to 10, half above. With all 12 in one loop GCC 12 kept one
+/// column's array in memory and the loop stayed scalar (1.5 GFLOP/s); in
+/// two loops n = 12 ran at 11.4 GFLOP/s against getrf_lanes_host's 9.5 (L =
+/// 8, random input, micro-driver of getrf_crout_order), while n = 8 split
+/// in two ran at 0.95x of one loop.
+template <int N>
+inline constexpr int getrf_crout_pivoted_part = N <= 10 ? N : (N + 1) / 2;
+
 /// Lane l of getrf_crout_pivoted_host (a functor: see GetrfRegisterLane):
-/// factors into W, keeps the pivot rows in P[k][l], info in status[l] and
+/// columns Begin .. End-1 into W, their pivot rows into P[k][l] (those of
+/// the columns before are read from there), info so far in status[l] and
 /// whether a pivot fell below sfmin in tiny[l].
-template <int N, int L, class T, class Index, class BA>
+template <int Begin, int End, int N, int L, class T, class Index, class BA>
 struct GetrfCroutPivotedLane {
   const BA& A;
   T (&W)[N][N][L];
@@ -706,15 +717,32 @@ struct GetrfCroutPivotedLane {
   Index (&tiny)[L];
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     Index pivot_row[N];
-    T lane_status    = T(0);
-    Index lane_tiny  = 0;
-    getrf_crout_pivoted_columns<0>(A, W, pivot_row, l, lane_status, lane_tiny);
     IBLA_IMPL_UNROLL
-    for (int k = 0; k < N; ++k) P[k][l] = pivot_row[k];
+    for (int k = 0; k < Begin; ++k) pivot_row[k] = P[k][l];
+    T lane_status   = Begin == 0 ? T(0) : status[l];
+    Index lane_tiny = Begin == 0 ? Index(0) : tiny[l];
+    getrf_crout_pivoted_columns<Begin, End>(A, W, pivot_row, l, lane_status, lane_tiny);
+    IBLA_IMPL_UNROLL
+    for (int k = Begin; k < End; ++k) P[k][l] = pivot_row[k];
     status[l] = lane_status;
     tiny[l]   = lane_tiny;
   }
 };
+
+/// Columns Begin .. N-1 of getrf_crout_pivoted_host, getrf_crout_pivoted_part
+/// columns per lane loop.
+template <int Begin, int N, int L, class Member, class T, class Index, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_parts(const Member& member, const BA& A,
+                                                           T (&W)[N][N][L], Index (&P)[N][L],
+                                                           T (&status)[L], Index (&tiny)[L]) {
+  if constexpr (Begin < N) {
+    constexpr int part = getrf_crout_pivoted_part<N>;
+    constexpr int End  = Begin + part < N ? Begin + part : N;
+    for_each_lane(member, A.lanes,
+                  GetrfCroutPivotedLane<Begin, End, N, L, T, Index, BA>{A, W, P, status, tiny});
+    getrf_crout_pivoted_parts<End>(member, A, W, P, status, tiny);
+  }
+}
 
 /// Lane l of the store of getrf_crout_pivoted_host: column K of W goes to
 /// A after the interchanges of steps K+1 .. N-1 (LAPACK applies every
@@ -755,15 +783,15 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_store(const Member& member,
 /// Square orders up to this one are factored with interchanges by
 /// getrf_crout_pivoted_host: while a column and as many temporaries (the
 /// selects of the interchanges and of the pivot search) fit the vector
-/// registers, and at most 10. Measured, random input, micro-driver of
+/// registers, and at most 12. Measured, random input, micro-driver of
 /// getrf_crout_order: L = 16 doubles (two registers a value) at n = 10 ran
-/// at 0.8x getrf_lanes_host; from n = 12 GCC 12 keeps one column's array
-/// in memory and the lane loop stays scalar (1.5 GFLOP/s).
+/// at 0.8x getrf_lanes_host; L = 8 at n = 14 ran as fast as
+/// getrf_lanes_host, and at n = 16 GCC 12 left a lane loop scalar.
 template <class T, int L>
 inline constexpr int getrf_crout_pivoted_order =
-    host_simd_registers / (2 * host_registers_per_value<T, L>) < 10
+    host_simd_registers / (2 * host_registers_per_value<T, L>) < 12
         ? host_simd_registers / (2 * host_registers_per_value<T, L>)
-        : 10;
+        : 12;
 
 /// Orders where getrf_registers_host beats getrf_crout_pivoted_host on
 /// blocks that swap: 3 and 4 when a lane value takes two registers (L = 16
@@ -799,8 +827,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
   Index P[N][L];
   T status[L];
   Index tiny[L];
-  for_each_lane(member, A.lanes,
-                GetrfCroutPivotedLane<N, L, T, Index, BA>{A, W, P, status, tiny});
+  getrf_crout_pivoted_parts<0>(member, A, W, P, status, tiny);
   Index any_tiny = 0;
   for (int l = 0; l < L; ++l) any_tiny |= tiny[l];
   if (any_tiny) return false;
