@@ -43,6 +43,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <type_traits>
+#include <utility>
 
 namespace ibla {
 namespace impl {
@@ -636,19 +637,43 @@ KOKKOS_FORCEINLINE_FUNCTION void swap_rows_in_registers(T (&c)[N], const Index p
   c[K] = to_k;
 }
 
-/// Steps K .. J-1 of right-looking LU on the register column c (column J):
-/// rows K and pivot_row[K] exchanged, then the update by column K of L,
+/// Step K of right-looking LU on the register column c (a column right of
+/// K): rows K and pivot_row[K] exchanged, then the update by column K of L,
 /// which W holds in the row order of step K (after its interchange).
-template <int K, int J, int N, int L, class T, class Index>
-KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_updates(T (&c)[N], const T (&W)[N][N][L],
-                                                             const Index (&pivot_row)[N],
-                                                             const int l) {
-  if constexpr (K < J) {
-    swap_rows_in_registers<K>(c, pivot_row[K]);
-    IBLA_IMPL_UNROLL
-    for (int i = K + 1; i < N; ++i) c[i] = fused_mul_add(-W[i][K][l], c[K], c[i]);
-    getrf_crout_pivoted_updates<K + 1, J>(c, W, pivot_row, l);
-  }
+template <int K, int N, int L, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_step(T (&c)[N], const T (&W)[N][N][L],
+                                                          const Index (&pivot_row)[N],
+                                                          const int l) {
+  swap_rows_in_registers<K>(c, pivot_row[K]);
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) c[i] = fused_mul_add(-W[i][K][l], c[K], c[i]);
+}
+
+/// Steps K... in increasing order (a comma fold runs left to right). A fold,
+/// not a recursion over (K, J): each step is then one instance per order,
+/// where the recursion made one per pair, and the fuzz harness's -O0 ASan
+/// build of the LU family took 21 GB.
+template <int N, int L, class T, class Index, int... K>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_steps(T (&c)[N], const T (&W)[N][N][L],
+                                                           const Index (&pivot_row)[N],
+                                                           const int l,
+                                                           std::integer_sequence<int, K...>) {
+  (getrf_crout_pivoted_step<K>(c, W, pivot_row, l), ...);
+}
+
+/// B + S... for S... = 0 .. M-1.
+template <int B, int... S>
+constexpr std::integer_sequence<int, (B + S)...> offset_sequence(std::integer_sequence<int, S...>) {
+  return {};
+}
+
+/// The interchanges of steps S... on the register column c, in increasing
+/// order.
+template <int N, class T, class Index, int L, int... S>
+KOKKOS_FORCEINLINE_FUNCTION void swap_rows_in_registers_at(T (&c)[N], const Index (&P)[N][L],
+                                                           const int l,
+                                                           std::integer_sequence<int, S...>) {
+  (swap_rows_in_registers<S>(c, P[S][l]), ...);
 }
 
 /// Column J and the following ones of getrf_crout_pivoted_host, for lane l.
@@ -669,7 +694,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_columns(const BA& A, T (&W)
   T c[N];
   IBLA_IMPL_UNROLL
   for (int i = 0; i < N; ++i) c[i] = A(i, J, l);
-  getrf_crout_pivoted_updates<0, J>(c, W, pivot_row, l);
+  getrf_crout_pivoted_steps(c, W, pivot_row, l, std::make_integer_sequence<int, J>{});
   T piv   = c[J];
   Index p = J;
   T amax  = magnitude(piv);
@@ -753,18 +778,11 @@ struct GetrfCroutPivotedStore {
   const BA& A;
   const T (&W)[N][N][L];
   const Index (&P)[N][L];
-  template <int S>
-  KOKKOS_FORCEINLINE_FUNCTION void later_swaps(T (&c)[N], const int l) const {
-    if constexpr (S < N) {
-      swap_rows_in_registers<S>(c, P[S][l]);
-      later_swaps<S + 1>(c, l);
-    }
-  }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T c[N];
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) c[i] = W[i][K][l];
-    later_swaps<K + 1>(c, l);
+    swap_rows_in_registers_at(c, P, l, offset_sequence<K + 1>(std::make_integer_sequence<int, N - K - 1>{}));
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) A(i, K, l) = c[i];
   }
