@@ -46,39 +46,46 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # what the fuzzer's inputs add is values (NaN, Inf, tiny pivots) and
   # shapes, which the checks left on here cover (float-to-int casts,
   # shifts, bounds, bool and enum loads, division by zero).
-  # Three objects of the one source (see the end of fuzz_ibla.cpp).
-  flags=(-std=c++17 "${IBLA_FUZZ_OPT:--O0}" -g -fno-omit-frame-pointer -fopenmp -march=native
+  # Seven objects of the one source (see the end of fuzz_ibla.cpp). Line
+  # tables are the debug information a crash report's stack needs: full -g
+  # took the gesv/potrs object from 11.3 to 12.2 GB and 153 to 171 s.
+  flags=(-std=c++17 "${IBLA_FUZZ_OPT:--O0}" -gline-tables-only -fno-omit-frame-pointer -fopenmp -march=native
          -Wno-pass-failed -fsanitize=fuzzer,address,undefined
          -fno-sanitize=alignment,null,pointer-overflow,signed-integer-overflow
          -fno-sanitize-recover=all
          -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch")
-  # As many value-type objects at a time as memory holds: each took up to
-  # 15 GB (clang 14 at -O0 with ASan, double, 2026-11-25, after GETRF's
-  # pass without interchanges added its orders; 12.9 GB before), and two
-  # side by side were killed for memory on a 24 GB machine. The small entry
-  # object compiles beside the first.
+  # Objects side by side as far as memory allows, largest first, each
+  # counted at its peak (GB; clang 14, -O0, ASan, measured 2026-11-25 after
+  # GETRF's left-looking forms: gesv/potrs 12.2 double, getrf/getrs 10.7
+  # float, operations 0..31 8.8 float). One object per value type had
+  # reached 23.3 GB, on a 24 GB machine. The order pairs each getrf/getrs
+  # object with an object of operations 0..31 where 20 GB are free.
   mem_gb=$(awk '/^MemTotal:/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 0)
-  at_once=$(( mem_gb / 16 > 0 ? mem_gb / 16 : 1 ))
-  pids=()
+  budget=$(( mem_gb > 4 ? mem_gb - 3 : 1 ))
+  peak() { case "$1" in *_2) echo 13 ;; *_1) echo 11 ;; *) echo 9 ;; esac; }
   compile_part() {
     local define=()
-    [ "$1" = entry ] || define=(-DIBLA_FUZZ_VALUE_TYPE="$1")
+    [ "$1" = entry ] || define=(-DIBLA_FUZZ_VALUE_TYPE="${1%_*}" -DIBLA_FUZZ_PART="${1#*_}")
     "$cxx" "${flags[@]}" "${define[@]}" -c "$src" -o "$dir/fuzz_ibla_$1.o"
   }
   compile_part entry &
   entry_pid=$!
-  for part in double float; do
-    compile_part "$part" &
-    pids+=($!)
-    if [ "${#pids[@]}" -ge "$at_once" ]; then
+  pids=() peaks=() used=0
+  for part in double_2 float_2 double_1 double_0 float_1 float_0; do
+    need=$(peak "$part")
+    while [ "${#pids[@]}" -gt 0 ] && [ $((used + need)) -gt "$budget" ]; do
       wait "${pids[0]}" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }
-      pids=("${pids[@]:1}")
-    fi
+      used=$((used - peaks[0]))
+      pids=("${pids[@]:1}") peaks=("${peaks[@]:1}")
+    done
+    compile_part "$part" &
+    pids+=($!) peaks+=("$need")
+    used=$((used + need))
   done
   for pid in "${pids[@]}" "$entry_pid"; do
     wait "$pid" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }
   done
-  "$cxx" -fopenmp -fsanitize=fuzzer,address,undefined "$dir"/fuzz_ibla_{entry,double,float}.o -o "$bin" \
+  "$cxx" -fopenmp -fsanitize=fuzzer,address,undefined "$dir"/fuzz_ibla_{entry,double_0,double_1,double_2,float_0,float_1,float_2}.o -o "$bin" \
     "$prefix/lib/libkokkoscore.a" -lhwloc -ldl \
     -llapacke -L"/usr/lib/$arch/lapack" -Wl,-rpath,"/usr/lib/$arch/lapack" -llapack \
     -L"/usr/lib/$arch/blas" -Wl,-rpath,"/usr/lib/$arch/blas" -lblas
