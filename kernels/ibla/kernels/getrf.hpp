@@ -650,9 +650,8 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_step(T (&c)[N], const T (&W
 }
 
 /// Steps K... in increasing order (a comma fold runs left to right). A fold,
-/// not a recursion over (K, J): each step is then one instance per order,
-/// where the recursion made one per pair, and the fuzz harness's -O0 ASan
-/// build of the LU family took 21 GB.
+/// not a recursion over (K, J): each step is one template instance per
+/// order, where the recursion made one per pair of step and column.
 template <int N, int L, class T, class Index, int... K>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_steps(T (&c)[N], const T (&W)[N][N][L],
                                                            const Index (&pivot_row)[N],
@@ -782,7 +781,8 @@ struct GetrfCroutPivotedStore {
     T c[N];
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) c[i] = W[i][K][l];
-    swap_rows_in_registers_at(c, P, l, offset_sequence<K + 1>(std::make_integer_sequence<int, N - K - 1>{}));
+    swap_rows_in_registers_at(c, P, l,
+                              offset_sequence<K + 1>(std::make_integer_sequence<int, N - K - 1>{}));
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) A(i, K, l) = c[i];
   }
@@ -918,7 +918,9 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
         return;
       }
     }
-    // A pivot below sfmin: the forms below divide where LAPACK does.
+    // Larger orders, the orders where the register form is preferred, and
+    // blocks handed back for a pivot below sfmin (these forms divide where
+    // LAPACK does).
     if (square && A.rows <= getrf_register_order) {
       detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
         last_swapped =
