@@ -192,6 +192,50 @@ TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
   for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 16, 21, 32}) check_sizes<T, Layout>(n);
 }
 
+/// The batch of blocks that pattern describes, of order n, blocks of L
+/// (and half a block more, of the last kind), in reverse block order when
+/// reversed.
+template <class T>
+HostBatch<T> getrf_pattern_batch(const index_t L, const int n, const bool reversed) {
+  // d: dominant, r: random, m: dominant but a random lane at every third
+  // place, t: dominant with one lane whose first pivot is subnormal, z:
+  // dominant with one lane whose last column is zero (an exact zero pivot
+  // without interchange: info set, the factorization goes on), n: dominant
+  // with one lane holding a NaN below the diagonal (never a pivot, but it
+  // reaches the last one); one lane of each d block ties |A(0, 0)| below
+  // it. T, Z, N: the same lanes in a random block (swaps elsewhere); i: a
+  // random block of small integers (ties between candidate pivots after
+  // earlier interchanges, exact zeros, zero pivots).
+  const std::string pattern = "ddmrrdtmdrmzdndrTrZNiir";
+  const index_t blocks = index_t(pattern.size()), batch = blocks * L + L / 2;
+  HostBatch<T> A = random_batch<T>(batch, n, n, 23 + n + (reversed ? 100 : 0));
+  for (index_t b = 0; b < batch; ++b) {
+    const index_t block = b / L < blocks ? b / L : blocks - 1;
+    const char kind = pattern[size_t(reversed ? blocks - 1 - block : block)];
+    const bool random = kind == 'r' || kind == 'i' || (kind >= 'A' && kind <= 'Z') ||
+                        (kind == 'm' && b % 3 == 0);
+    const char lane_kind = char(std::tolower(kind));
+    if (!random)
+      for (int i = 0; i < n; ++i) A(b, i, i) += T(A(b, i, i) < 0 ? -n : n);
+    if (kind == 'i')
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) A(b, i, j) = std::round(A(b, i, j) * T(2));
+    if (kind == 'd' && b % L == 2 && n > 1)
+      A(b, n - 1, 0) = -A(b, 0, 0);  // a tie at step 0: idamax keeps row 0
+    if (lane_kind == 'z' && b % L == 1)
+      for (int i = 0; i < n; ++i) A(b, i, n - 1) = T(0);
+    if (lane_kind == 'n' && b % L == 3 && n > 1)
+      A(b, n - 1, 0) = std::numeric_limits<T>::quiet_NaN();
+    if (lane_kind == 't' && b % L == 1) {
+      // A(0, 0) subnormal and the largest of its column: no swap at
+      // step 0, and LAPACK divides by it instead of multiplying.
+      for (int i = 0; i < n; ++i) A(b, i, 0) = T(0);
+      A(b, 0, 0) = std::numeric_limits<T>::denorm_min() * T(8);
+    }
+  }
+  return A;
+}
+
 // On host, GETRF first factors a block without row interchanges (left-
 // looking, getrf_crout_host) when the thread's previous block swapped
 // nowhere, and factors the whole block again, with interchanges, when a
@@ -211,45 +255,11 @@ template <class T, class Layout>
 void check_getrf_forms_match_single_problems() {
   const auto exec = Kokkos::DefaultExecutionSpace();
   const index_t L = lanes_of<T, Layout>();
-  // d: dominant, r: random, m: dominant but a random lane at every third
-  // place, t: dominant with one lane whose first pivot is subnormal, z:
-  // dominant with one lane whose last column is zero (an exact zero pivot
-  // without interchange: info set, the factorization goes on), n: dominant
-  // with one lane holding a NaN below the diagonal (never a pivot, but it
-  // reaches the last one); one lane of each d block ties |A(0, 0)| below
-  // it. T, Z, N: the same lanes in a random block (swaps elsewhere); i: a
-  // random block of small integers (ties between candidate pivots after
-  // earlier interchanges, exact zeros, zero pivots).
-  const std::string pattern = "ddmrrdtmdrmzdndrTrZNiir";
   for (int n = 1; n <= 17; ++n)
     for (const bool reversed : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
-      const index_t blocks = index_t(pattern.size()), batch = blocks * L + L / 2;
-      HostBatch<T> A = random_batch<T>(batch, n, n, 23 + n + (reversed ? 100 : 0));
-      for (index_t b = 0; b < batch; ++b) {
-        const index_t block = b / L < blocks ? b / L : blocks - 1;
-        const char kind = pattern[size_t(reversed ? blocks - 1 - block : block)];
-        const bool random = kind == 'r' || kind == 'i' || (kind >= 'A' && kind <= 'Z') ||
-                            (kind == 'm' && b % 3 == 0);
-        const char lane_kind = char(std::tolower(kind));
-        if (!random)
-          for (int i = 0; i < n; ++i) A(b, i, i) += T(A(b, i, i) < 0 ? -n : n);
-        if (kind == 'i')
-          for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j) A(b, i, j) = std::round(A(b, i, j) * T(2));
-        if (kind == 'd' && b % L == 2 && n > 1)
-          A(b, n - 1, 0) = -A(b, 0, 0);  // a tie at step 0: idamax keeps row 0
-        if (lane_kind == 'z' && b % L == 1)
-          for (int i = 0; i < n; ++i) A(b, i, n - 1) = T(0);
-        if (lane_kind == 'n' && b % L == 3 && n > 1)
-          A(b, n - 1, 0) = std::numeric_limits<T>::quiet_NaN();
-        if (lane_kind == 't' && b % L == 1) {
-          // A(0, 0) subnormal and the largest of its column: no swap at
-          // step 0, and LAPACK divides by it instead of multiplying.
-          for (int i = 0; i < n; ++i) A(b, i, 0) = T(0);
-          A(b, 0, 0) = std::numeric_limits<T>::denorm_min() * T(8);
-        }
-      }
+      const HostBatch<T> A = getrf_pattern_batch<T>(L, n, reversed);
+      const index_t batch  = A.batch;
       auto vA = make_view<T, Layout>("A", batch, n, n);
       Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
       Kokkos::View<int*, Layout> info("info", batch);
@@ -293,4 +303,72 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
 // benchmark (ibla<L=16>), not bit for bit here.
 TEST(DeterminismSolversTwoRegisters, GetrfFormsMatchSingleProblems) {
   check_getrf_forms_match_single_problems<double, ibla::LayoutBlockInterleaved<16>>();
+}
+
+// GETRF's form for small orders on a GPU (getrf_registers_lane: each thread
+// holds its matrix in registers, interchanges by selects) runs nowhere else
+// in ibla, and CI has no GPU: here it runs on host, on the blocks of the
+// tests above, and every matrix must get the bits, pivots and info
+// ibla::getrf gives it (which GetrfSpeculativePassMatchesSingleProblems ties
+// to the matrix factored alone, by getrf_lanes). Orders up to the float
+// bound, in both precisions; full blocks and the partial last one.
+template <class T>
+void check_device_register_form() {
+  constexpr int L = 8;
+  using Layout    = ibla::LayoutBlockInterleaved<L>;
+  using HostA     = Kokkos::View<T***, Layout, Kokkos::HostSpace>;
+  using HostPiv   = Kokkos::View<int**, Layout, Kokkos::HostSpace>;
+  using HostInfo  = Kokkos::View<int*, Layout, Kokkos::HostSpace>;
+  constexpr int max_order = ibla::impl::getrf_device_register_order<float>;
+  static_assert(max_order >= ibla::impl::getrf_device_register_order<double>);
+  for (int n = 1; n <= max_order; ++n)
+    for (const bool reversed : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
+      const HostBatch<T> A = getrf_pattern_batch<T>(L, n, reversed);
+      const index_t batch  = A.batch;
+      auto vA = make_view<T, Layout>("A", batch, n, n);
+      Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
+      Kokkos::View<int*, Layout> info("info", batch);
+      fill_view(vA, A);
+      ibla::getrf(Kokkos::DefaultExecutionSpace(), vA, ipiv, info);
+      const HostBatch<T> want = read_view(vA);
+      auto want_ipiv = Kokkos::create_mirror_view(ipiv);
+      auto want_info = Kokkos::create_mirror_view(info);
+      mirror_copy(want_ipiv, ipiv);
+      mirror_copy(want_info, info);
+
+      HostA hA("hA", batch, n, n);
+      HostPiv hipiv("hipiv", batch, n);
+      HostInfo hinfo("hinfo", batch);
+      fill_view(hA, A);
+      for (index_t b = 0; b < batch; ++b) {  // nothing left from a lane that writes none
+        hinfo(b) = -1;
+        for (int k = 0; k < n; ++k) hipiv(b, k) = -1;
+      }
+      for (index_t first = 0; first < batch; first += L) {
+        const int lanes = int(batch - first < L ? batch - first : L);
+        ibla::detail::static_switch<max_order>(n, [&](auto order) {
+          // Compiled for host only: a device build would also compile the
+          // call for the device, with a host team member (nvcc rejects it).
+          if constexpr (ibla::is_host_space_v<Kokkos::DefaultExecutionSpace>)
+            ibla::impl::getrf_registers_lane<decltype(order)::value>(
+                ibla::detail::HostSoloMember{}, ibla::lane_block(hA, first, lanes),
+                ibla::lane_block(hipiv, first, lanes), ibla::lane_block(hinfo, first, lanes));
+        });
+      }
+      const HostBatch<T> got = read_view(hA);
+      for (index_t b = 0; b < batch; ++b) {
+        ASSERT_TRUE(bitwise_same(got, want, b, b, 1)) << "matrix " << b;
+        for (int k = 0; k < n; ++k)
+          ASSERT_EQ(hipiv(b, k), want_ipiv(b, k)) << "ipiv(" << b << ", " << k << ")";
+        ASSERT_EQ(hinfo(b), want_info(b)) << "info(" << b << ")";
+      }
+    }
+}
+
+TEST(DeterminismSolversDeviceForm, GetrfRegistersLaneMatchesGetrf) {
+  if (!ibla::is_host_space_v<Kokkos::DefaultExecutionSpace>)
+    GTEST_SKIP() << "a device build runs this form in ibla::getrf itself; test_getrf checks it";
+  check_device_register_form<double>();
+  check_device_register_form<float>();
 }
