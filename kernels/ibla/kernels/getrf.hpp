@@ -203,9 +203,10 @@ KOKKOS_INLINE_FUNCTION void getrf_lanes(const Member& member, const BA& A, const
 /// (O(n^3) loads and stores per thread, each waiting on L1/L2): on an H100
 /// it ran GETRF at 112 and 158 GFLOP/s at n = 4 and 8 against cuBLAS's
 /// getrfBatched 137 and 365. Every index here is a compile-time constant
-/// once the loops are unrolled, so the array stays in registers: the pivot
-/// row's interchange is a select over the rows below k, never an access
-/// through the lane's pivot index (a dynamic index would put the array in
+/// once the loops are unrolled, so the array can stay in registers (as far
+/// as they hold it: see getrf_device_register_order): the pivot row's
+/// interchange is a select over the rows below k, never an access through
+/// the lane's pivot index (a dynamic index would put the whole array in
 /// local memory). Same operations in the same order per element as
 /// getrf_lanes (search by idamax's rule, scaling by the reciprocal unless
 /// the pivot is zero or below sfmin, updates fused and subtracted in
@@ -279,11 +280,18 @@ KOKKOS_INLINE_FUNCTION void getrf_registers_lane(const Member& member, const BA&
   });
 }
 
-/// The largest order getrf_registers_lane takes on device: the matrix in at
-/// most 128 32-bit registers (64 doubles, 121 floats), half of what a thread
-/// may have, so the rest of the thread's state fits without spilling.
+/// The largest order getrf_registers_lane takes on device. The matrix fits
+/// a thread's 255 registers up to n = 9 in double and n = 14 in float;
+/// beyond, ptxas keeps part of it on the stack (local memory, cached in L1:
+/// 2,760 bytes a thread at n = 16 double, 1,952 at n = 20 float), and the
+/// form still ran faster than getrf_lanes at every order measured. H200,
+/// ibla_device_bench --batch 100000, sm_90, GFLOP/s, general form ->
+/// register form (cuBLAS getrfBatched in the same run): double n = 10
+/// 176 -> 896 (288), 12 165 -> 732 (400), 14 161 -> 495 (515), 16 157 ->
+/// 388 (637); float n = 12 298 -> 1814 (591), 16 249 -> 1008 (978), 20 238
+/// -> 696 (825). Larger orders were not measured.
 template <class T>
-inline constexpr int getrf_device_register_order = sizeof(T) >= 8 ? 8 : 11;
+inline constexpr int getrf_device_register_order = sizeof(T) >= 8 ? 16 : 20;
 
 #if !IBLA_IMPL_DEVICE_PASS
 /// Host form of getrf_lanes for a full block (lanes_c<L>): the same
