@@ -1075,7 +1075,7 @@ void with_getrf_device_order(const index_t m, const index_t n, const F& f) {
   if constexpr (!is_host_space_v<ExecSpace>) {
     constexpr int most = getrf_device_register_order<T>;
     if (m == n && n >= 1 && n <= most) {
-      detail::static_switch<most>(int(n), f);
+      detail::host_static_switch<most>(int(n), f);
       return;
     }
   }
