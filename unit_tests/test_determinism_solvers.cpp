@@ -237,6 +237,32 @@ HostBatch<T> getrf_pattern_batch(const index_t L, const int n, const bool revers
   return A;
 }
 
+/// ibla::getrf of a host batch on Views of Layout, with everything it wrote
+/// read back.
+template <class T, class Layout>
+struct Factored {
+  using PivotsMirror = decltype(Kokkos::create_mirror_view(Kokkos::View<int**, Layout>()));
+  using InfoMirror   = decltype(Kokkos::create_mirror_view(Kokkos::View<int*, Layout>()));
+  HostBatch<T> A;
+  PivotsMirror ipiv;
+  InfoMirror info;
+};
+template <class T, class Layout>
+Factored<T, Layout> factor_with_getrf(const HostBatch<T>& A) {
+  const index_t batch = A.batch;
+  const int n         = int(A.rows);
+  auto vA = make_view<T, Layout>("A", batch, n, n);
+  Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
+  Kokkos::View<int*, Layout> info("info", batch);
+  fill_view(vA, A);
+  ibla::getrf(Kokkos::DefaultExecutionSpace(), vA, ipiv, info);
+  Factored<T, Layout> f{read_view(vA), Kokkos::create_mirror_view(ipiv),
+                        Kokkos::create_mirror_view(info)};
+  mirror_copy(f.ipiv, ipiv);
+  mirror_copy(f.info, info);
+  return f;
+}
+
 // On host, GETRF first factors a block without row interchanges (left-
 // looking, getrf_crout_host) when the thread's previous block swapped
 // nowhere, and factors the whole block again, with interchanges, when a
@@ -254,39 +280,20 @@ HostBatch<T> getrf_pattern_batch(const index_t L, const int n, const bool revers
 // without interchanges.
 template <class T, class Layout>
 void check_getrf_forms_match_single_problems() {
-  const auto exec = Kokkos::DefaultExecutionSpace();
   const index_t L = lanes_of<T, Layout>();
   for (int n = 1; n <= 17; ++n)
     for (const bool reversed : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
       const HostBatch<T> A = getrf_pattern_batch<T>(L, n, reversed);
-      const index_t batch  = A.batch;
-      auto vA = make_view<T, Layout>("A", batch, n, n);
-      Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
-      Kokkos::View<int*, Layout> info("info", batch);
-      fill_view(vA, A);
-      ibla::getrf(exec, vA, ipiv, info);
-      const HostBatch<T> got = read_view(vA);
-      auto got_ipiv = Kokkos::create_mirror_view(ipiv);
-      auto got_info = Kokkos::create_mirror_view(info);
-      mirror_copy(got_ipiv, ipiv);
-      mirror_copy(got_info, info);
-      for (index_t b = 0; b < batch; ++b) {
+      const auto got       = factor_with_getrf<T, Layout>(A);
+      for (index_t b = 0; b < A.batch; ++b) {
         HostBatch<T> one(1, n, n);
         std::copy(A.matrix(b), A.matrix(b) + n * n, one.matrix(0));
-        auto v1 = make_view<T, Layout>("A1", 1, n, n);
-        Kokkos::View<int**, Layout> ipiv1("ipiv1", 1, n);
-        Kokkos::View<int*, Layout> info1("info1", 1);
-        fill_view(v1, one);
-        ibla::getrf(exec, v1, ipiv1, info1);
-        ASSERT_TRUE(bitwise_same(got, read_view(v1), b, 0, 1)) << "matrix " << b;
-        auto want_ipiv = Kokkos::create_mirror_view(ipiv1);
-        auto want_info = Kokkos::create_mirror_view(info1);
-        mirror_copy(want_ipiv, ipiv1);
-        mirror_copy(want_info, info1);
+        const auto want = factor_with_getrf<T, Layout>(one);
+        ASSERT_TRUE(bitwise_same(got.A, want.A, b, 0, 1)) << "matrix " << b;
         for (int k = 0; k < n; ++k)
-          ASSERT_EQ(got_ipiv(b, k), want_ipiv(0, k)) << "ipiv(" << b << ", " << k << ")";
-        ASSERT_EQ(got_info(b), want_info(0)) << "info(" << b << ")";
+          ASSERT_EQ(got.ipiv(b, k), want.ipiv(0, k)) << "ipiv(" << b << ", " << k << ")";
+        ASSERT_EQ(got.info(b), want.info(0)) << "info(" << b << ")";
       }
     }
 }
@@ -329,16 +336,7 @@ void check_device_register_form(std::integer_sequence<int, Orders...>) {
       SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
       const HostBatch<T> A = getrf_pattern_batch<T>(L, n, reversed);
       const index_t batch  = A.batch;
-      auto vA = make_view<T, Layout>("A", batch, n, n);
-      Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
-      Kokkos::View<int*, Layout> info("info", batch);
-      fill_view(vA, A);
-      ibla::getrf(Kokkos::DefaultExecutionSpace(), vA, ipiv, info);
-      const HostBatch<T> want = read_view(vA);
-      auto want_ipiv = Kokkos::create_mirror_view(ipiv);
-      auto want_info = Kokkos::create_mirror_view(info);
-      mirror_copy(want_ipiv, ipiv);
-      mirror_copy(want_info, info);
+      const auto want      = factor_with_getrf<T, Layout>(A);
 
       HostA hA("hA", batch, n, n);
       HostPiv hipiv("hipiv", batch, n);
@@ -359,10 +357,10 @@ void check_device_register_form(std::integer_sequence<int, Orders...>) {
       }
       const HostBatch<T> got = read_view(hA);
       for (index_t b = 0; b < batch; ++b) {
-        ASSERT_TRUE(bitwise_same(got, want, b, b, 1)) << "matrix " << b;
+        ASSERT_TRUE(bitwise_same(got, want.A, b, b, 1)) << "matrix " << b;
         for (int k = 0; k < n; ++k)
-          ASSERT_EQ(hipiv(b, k), want_ipiv(b, k)) << "ipiv(" << b << ", " << k << ")";
-        ASSERT_EQ(hinfo(b), want_info(b)) << "info(" << b << ")";
+          ASSERT_EQ(hipiv(b, k), want.ipiv(b, k)) << "ipiv(" << b << ", " << k << ")";
+        ASSERT_EQ(hinfo(b), want.info(b)) << "info(" << b << ")";
       }
     }
   };
