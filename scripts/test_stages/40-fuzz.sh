@@ -46,7 +46,7 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # what the fuzzer's inputs add is values (NaN, Inf, tiny pivots) and
   # shapes, which the checks left on here cover (float-to-int casts,
   # shifts, bounds, bool and enum loads, division by zero).
-  # Seven objects of the one source (see the end of fuzz_ibla.cpp). Line
+  # Eleven objects of the one source (see the end of fuzz_ibla.cpp). Line
   # tables are the debug information a crash report's stack needs: full -g
   # took the gesv/potrs object from 11.3 to 12.2 GB and 153 to 171 s.
   flags=(-std=c++17 "${IBLA_FUZZ_OPT:--O0}" -gline-tables-only -fno-omit-frame-pointer -fopenmp -march=native
@@ -54,38 +54,46 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
          -fno-sanitize=alignment,null,pointer-overflow,signed-integer-overflow
          -fno-sanitize-recover=all
          -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch")
-  # Objects side by side as far as memory allows, largest first, each
-  # counted at its peak (GB; clang 14, -O0, ASan, measured 2026-11-25 after
-  # GETRF's left-looking forms: gesv/potrs 12.2 double, getrf/getrs 10.7
-  # float, operations 0..31 8.8 float). One object per value type had
-  # reached 23.3 GB, on a 24 GB machine. The order pairs each getrf/getrs
-  # object with an object of operations 0..31 where 20 GB are free.
+  # Objects side by side, as many as there are cores and as memory allows,
+  # longest first, each counted at its peak (GB; clang 14, -O0, ASan,
+  # measured on 2026-11-26, double/float: gesv 9.2/9.9 GB in 127/149 s,
+  # operations 0..31 6.0/8.1 GB in 93/109 s, getrf 4.0/5.7 GB in 57/87 s,
+  # getrs 4.1/4.4 GB in 59/58 s, potrs 2.6/2.7 GB in 33/31 s). With gesv and
+  # potrs in one object (11.3 GB) neither value type's could compile beside
+  # another large one under the 20 GB free here: the cores were 68% busy
+  # over the stage and the harness took 668 s (fresh clone, 2026-11-26).
+  jobs=$(nproc)
   mem_gb=$(awk '/^MemTotal:/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 0)
   budget=$(( mem_gb > 4 ? mem_gb - 3 : 1 ))
-  peak() { case "$1" in *_2) echo 13 ;; *_1) echo 11 ;; *) echo 9 ;; esac; }
+  peak() { case "$1" in *_3) echo 10 ;; *_0) echo 9 ;; *_1) echo 6 ;; *_2) echo 5 ;; *) echo 3 ;; esac; }
   compile_part() {
     local define=()
     [ "$1" = entry ] || define=(-DIBLA_FUZZ_VALUE_TYPE="${1%_*}" -DIBLA_FUZZ_PART="${1#*_}")
     "$cxx" "${flags[@]}" "${define[@]}" -c "$src" -o "$dir/fuzz_ibla_$1.o"
   }
-  compile_part entry &
-  entry_pid=$!
-  pids=() peaks=() used=0
-  for part in double_2 float_2 double_1 double_0 float_1 float_0; do
+  parts=(float_3 double_3 float_0 double_0 float_1 double_1 float_2 double_2 float_4 double_4 entry)
+  declare -A running=()  # pid -> GB
+  used=0
+  reap_one() {
+    local pid
+    wait -n -p pid "${!running[@]}" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }
+    used=$((used - running[$pid]))
+    unset "running[$pid]"
+  }
+  for part in "${parts[@]}"; do
     need=$(peak "$part")
-    while [ "${#pids[@]}" -gt 0 ] && [ $((used + need)) -gt "$budget" ]; do
-      wait "${pids[0]}" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }
-      used=$((used - peaks[0]))
-      pids=("${pids[@]:1}") peaks=("${peaks[@]:1}")
+    while [ "${#running[@]}" -gt 0 ] &&
+          { [ $((used + need)) -gt "$budget" ] || [ "${#running[@]}" -ge "$jobs" ]; }; do
+      reap_one
     done
     compile_part "$part" &
-    pids+=($!) peaks+=("$need")
+    running[$!]=$need
     used=$((used + need))
   done
-  for pid in "${pids[@]}" "$entry_pid"; do
-    wait "$pid" || { echo "fuzz: FAILED: the harness does not compile" >&2; exit 1; }
-  done
-  "$cxx" -fopenmp -fsanitize=fuzzer,address,undefined "$dir"/fuzz_ibla_{entry,double_0,double_1,double_2,float_0,float_1,float_2}.o -o "$bin" \
+  while [ "${#running[@]}" -gt 0 ]; do reap_one; done
+  objects=()
+  for part in "${parts[@]}"; do objects+=("$dir/fuzz_ibla_$part.o"); done
+  "$cxx" -fopenmp -fsanitize=fuzzer,address,undefined "${objects[@]}" -o "$bin" \
     "$prefix/lib/libkokkoscore.a" -lhwloc -ldl \
     -llapacke -L"/usr/lib/$arch/lapack" -Wl,-rpath,"/usr/lib/$arch/lapack" -llapack \
     -L"/usr/lib/$arch/blas" -Wl,-rpath,"/usr/lib/$arch/blas" -lblas

@@ -1408,14 +1408,21 @@ void fuzz_first_operations(FuzzedDataProvider& in, const int what) {
   }
 }
 
-// Operations 32..37: getrf and getrs.
+// Operations 32..34: getrf.
 template <class T>
-void fuzz_getrf_getrs(FuzzedDataProvider& in, const int what) {
+void fuzz_getrf_only(FuzzedDataProvider& in, const int what) {
   switch (what) {
     // getrf (A, ipiv, info)
     case 32: return fuzz_getrf<T, Lay::Block8, Lay::Block8, Lay::Block8>(in);
     case 33: return fuzz_getrf<T, Lay::Interleaved, Lay::Left, Lay::Right>(in);
-    case 34: return fuzz_getrf<T, Lay::Stride, Lay::Stride, Lay::Block4>(in);
+    default: return fuzz_getrf<T, Lay::Stride, Lay::Stride, Lay::Block4>(in);
+  }
+}
+
+// Operations 35..37: getrs.
+template <class T>
+void fuzz_getrs_only(FuzzedDataProvider& in, const int what) {
+  switch (what) {
     // getrs (A, ipiv, B, rank-2 B)
     case 35: return fuzz_getrs<T, Lay::Block8, Lay::Block8, Lay::Block8, false>(in);
     case 36: return fuzz_getrs<T, Lay::Left, Lay::Right, Lay::Stride, false>(in);
@@ -1423,14 +1430,21 @@ void fuzz_getrf_getrs(FuzzedDataProvider& in, const int what) {
   }
 }
 
-// Operations 38..43: gesv and potrs.
+// Operations 38..40: gesv.
 template <class T>
-void fuzz_gesv_potrs(FuzzedDataProvider& in, const int what) {
+void fuzz_gesv_only(FuzzedDataProvider& in, const int what) {
   switch (what) {
     // gesv (A, ipiv, B, info, rank-2 B)
     case 38: return fuzz_gesv<T, Lay::Block8, Lay::Block8, Lay::Block8, Lay::Block8, false>(in);
     case 39: return fuzz_gesv<T, Lay::Left, Lay::Left, Lay::Block4, Lay::Left, true>(in);
-    case 40: return fuzz_gesv<T, Lay::Stride, Lay::Right, Lay::Left, Lay::Interleaved, false>(in);
+    default: return fuzz_gesv<T, Lay::Stride, Lay::Right, Lay::Left, Lay::Interleaved, false>(in);
+  }
+}
+
+// Operations 41..43: potrs.
+template <class T>
+void fuzz_potrs_only(FuzzedDataProvider& in, const int what) {
+  switch (what) {
     // potrs (A, B, rank-2 B)
     case 41: return fuzz_potrs<T, Lay::Block8, Lay::Block8, false>(in);
     case 42: return fuzz_potrs<T, Lay::Right, Lay::Left, true>(in);
@@ -1440,33 +1454,39 @@ void fuzz_gesv_potrs(FuzzedDataProvider& in, const int what) {
 
 }  // namespace
 
-// The harness is compiled as seven objects of this one file
+// The harness is compiled as eleven objects of this one file
 // (scripts/test_stages/40-fuzz.sh): one per value type and group of
-// operations (IBLA_FUZZ_VALUE_TYPE and IBLA_FUZZ_PART defined: 0..31, getrf
-// and getrs, gesv and potrs), and the entry points. One object per value
-// type took 23.3 GB at -O0 with ASan (clang 14, double, after GETRF's
-// left-looking forms), on a 24 GB machine; operations 0..31 7.1 GB of it,
-// the LU family and potrs 21 GB.
+// operations (IBLA_FUZZ_VALUE_TYPE and IBLA_FUZZ_PART defined: 0..31, getrf,
+// getrs, gesv, potrs), and the entry points. Objects that held more (one per
+// value type: 23.3 GB at -O0 with ASan, clang 14, double; gesv and potrs in
+// one: 11.3 GB and 154 s) were too large for two to compile side by side on
+// the 24 GB CI machine, and one core waited while they compiled.
 namespace ibla_fuzz {
 template <class T, int Part>
 void run_part(FuzzedDataProvider& in, const int what) {
   if constexpr (Part == 0) {
     fuzz_first_operations<T>(in, what);
   } else if constexpr (Part == 1) {
-    fuzz_getrf_getrs<T>(in, what);
+    fuzz_getrf_only<T>(in, what);
+  } else if constexpr (Part == 2) {
+    fuzz_getrs_only<T>(in, what);
+  } else if constexpr (Part == 3) {
+    fuzz_gesv_only<T>(in, what);
   } else {
-    fuzz_gesv_potrs<T>(in, what);
+    fuzz_potrs_only<T>(in, what);
   }
 }
 #if defined(IBLA_FUZZ_VALUE_TYPE)
 template void run_part<IBLA_FUZZ_VALUE_TYPE, IBLA_FUZZ_PART>(FuzzedDataProvider&, int);
 #else
-extern template void run_part<double, 0>(FuzzedDataProvider&, int);
-extern template void run_part<double, 1>(FuzzedDataProvider&, int);
-extern template void run_part<double, 2>(FuzzedDataProvider&, int);
-extern template void run_part<float, 0>(FuzzedDataProvider&, int);
-extern template void run_part<float, 1>(FuzzedDataProvider&, int);
-extern template void run_part<float, 2>(FuzzedDataProvider&, int);
+#define IBLA_FUZZ_EXTERN_PARTS(T)                                      \
+  extern template void run_part<T, 0>(FuzzedDataProvider&, int);       \
+  extern template void run_part<T, 1>(FuzzedDataProvider&, int);       \
+  extern template void run_part<T, 2>(FuzzedDataProvider&, int);       \
+  extern template void run_part<T, 3>(FuzzedDataProvider&, int);       \
+  extern template void run_part<T, 4>(FuzzedDataProvider&, int);
+IBLA_FUZZ_EXTERN_PARTS(double)
+IBLA_FUZZ_EXTERN_PARTS(float)
 
 template <class T>
 void run(FuzzedDataProvider& in) {
@@ -1477,10 +1497,14 @@ void run(FuzzedDataProvider& in) {
   if (what >= 44) what = 32 + (what - 44) % 12;
   if (what < 32) {
     run_part<T, 0>(in, what);
-  } else if (what < 38) {
+  } else if (what < 35) {
     run_part<T, 1>(in, what);
-  } else {
+  } else if (what < 38) {
     run_part<T, 2>(in, what);
+  } else if (what < 41) {
+    run_part<T, 3>(in, what);
+  } else {
+    run_part<T, 4>(in, what);
   }
 }
 #endif
