@@ -46,26 +46,34 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # what the fuzzer's inputs add is values (NaN, Inf, tiny pivots) and
   # shapes, which the checks left on here cover (float-to-int casts,
   # shifts, bounds, bool and enum loads, division by zero).
+  # Nor -fsanitize=function (part of clang's -fsanitize=undefined, which
+  # GCC's, in the sanitizer stage, does not have): it checks the type of
+  # calls through function pointers, which ibla does not make, and to do so
+  # gives every function a prologue with its type's RTTI; at -O0 over the
+  # harness's template instances that took 2.4x the time and memory of all
+  # the other UBSan checks together (gesv float object, 2026-11-26: 155 s and
+  # 9.9 GB with it, 64 s and 3.8 GB without, 44 s and 2.8 GB with no UBSan).
   # Eleven objects of the one source (see the end of fuzz_ibla.cpp). Line
   # tables are the debug information a crash report's stack needs: full -g
   # took the gesv/potrs object from 11.3 to 12.2 GB and 153 to 171 s.
   flags=(-std=c++17 "${IBLA_FUZZ_OPT:--O0}" -gline-tables-only -fno-omit-frame-pointer -fopenmp -march=native
          -Wno-pass-failed -fsanitize=fuzzer,address,undefined
-         -fno-sanitize=alignment,null,pointer-overflow,signed-integer-overflow
+         -fno-sanitize=alignment,null,pointer-overflow,signed-integer-overflow,function
          -fno-sanitize-recover=all
          -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch")
   # Objects side by side, as many as there are cores and as memory allows,
-  # longest first, each counted at its peak (GB; clang 14, -O0, ASan,
-  # measured on 2026-11-26, double/float: gesv 9.2/9.9 GB in 127/149 s,
-  # operations 0..31 6.0/8.1 GB in 93/109 s, getrf 4.0/5.7 GB in 57/87 s,
-  # getrs 4.1/4.4 GB in 59/58 s, potrs 2.6/2.7 GB in 33/31 s). With gesv and
-  # potrs in one object (11.3 GB) neither value type's could compile beside
-  # another large one under the 20 GB free here: the cores were 68% busy
-  # over the stage and the harness took 668 s (fresh clone, 2026-11-26).
+  # longest first, each counted at its peak in GB (clang 14, -O0, ASan,
+  # measured on 2026-11-26 without -fsanitize=function: gesv 3.7 double
+  # in 57 s, 3.8 float, operations 0..31 3.5 float in 58 s; the others
+  # smaller). With that check on, the gesv objects took 9.2/9.9 GB and
+  # 127/149 s, and with gesv and potrs in one object (11.3 GB) neither value
+  # type's could compile beside another large one under the 20 GB free
+  # here: the cores were 68% busy over the stage and the harness took 668 s
+  # (fresh clone, 2026-11-26).
   jobs=$(nproc)
   mem_gb=$(awk '/^MemTotal:/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 0)
   budget=$(( mem_gb > 4 ? mem_gb - 3 : 1 ))
-  peak() { case "$1" in *_3) echo 10 ;; *_0) echo 9 ;; *_1) echo 6 ;; *_2) echo 5 ;; *) echo 3 ;; esac; }
+  peak() { case "$1" in *_3 | *_0) echo 4 ;; entry) echo 1 ;; *) echo 3 ;; esac; }
   compile_part() {
     local define=()
     [ "$1" = entry ] || define=(-DIBLA_FUZZ_VALUE_TYPE="${1%_*}" -DIBLA_FUZZ_PART="${1#*_}")
