@@ -147,29 +147,22 @@ inline constexpr int gemm_single_tile_order =
         : 4;
 
 /// Square GEMMs of order above gemm_single_tile_order and up to this one
-/// are tiles over a compile-time order (gemm_order_tiles), where a lane
-/// value is one register (as for the single tile). Measured at n = 6..8
-/// against gemm_tiles' runtime loops (double, L = 8, 10^4 problems, 2
-/// threads, AVX-512 Zen 4, median of 41 calls in cache, 3 alternated runs):
-/// n = 6 32 -> 37-44 GFLOP/s, 7 30-36 -> 46-47, 8 35-41 -> 38-44; flushed
-/// from DRAM within the runs' spread. Four more alternated runs with the
-/// machine slower (best of 41 calls): warm n = 6 18-25 -> 26-27, 7 25-28
-/// -> 35-38, 8 25-28 -> 31-34; flushed n = 6 12.5-15 -> 16-17. At n = 10
-/// and 12 (4 x 4 tiles) the gain was within the spread. Full blocks only
-/// (L > 0, the vector form): the last, partial block of a batch keeps the
-/// runtime loops (same bits), which halves the instances (the tests' GEMM
-/// instance unit compiles in 27 s against 18 s before; 49 s with them).
+/// run gemm_tiles' tiles as a compile-time sequence (gemm_order_tiles),
+/// where a lane value is one register (as for the single tile), in full
+/// blocks (L > 0, the vector form; the last, partial block of a batch keeps
+/// the loops, same bits). The tiles are the loops' own instances (k a
+/// runtime count), so this adds no tile code to compile. Measured with
+/// ibla_bench (double, L = 8, 10^4, 2 threads, AVX-512 Zen 4, 4 alternated
+/// runs, medians, GFLOP/s) against the loops: warm n = 6 31.8 -> 39.1, 7
+/// 32.8 -> 39.1, 8 34.1 -> 36.2; flushed 0.96x at n = 6..8, inside the
+/// runs' spread (n = 6 16.6-20.2 before, 17.3-19.2 after). Tried and not
+/// kept: N x 4 tiles at N = 6, 7 (24 and 28 accumulators; warm n = 7 46-49
+/// in a micro-benchmark of repeated calls but 34.1 in ibla_bench, flushed
+/// 0.91-0.93x, and eight new tile instances per configuration: the tests'
+/// GEMM instance unit compiled in 27 s against 18 s), and a compile-time k
+/// (no faster).
 template <class T, int L>
 inline constexpr int gemm_fixed_order = L > 0 && gemm_single_tile_order<T, L> == 5 ? 8 : 0;
-
-/// Rows of gemm_order_tiles' tiles at order N: all N where the N x 4
-/// accumulators leave registers for the operands (28 at N = 7), else
-/// gemm_tile_rows. In the runs above, against 4 x 4 tiles over the same
-/// compile-time order: n = 6 (6 x 4 and 6 x 2 tiles) 36-39 -> 37-44, n = 7
-/// 30-41 -> 46-47 GFLOP/s.
-KOKKOS_FORCEINLINE_FUNCTION constexpr int gemm_order_tile_rows(const int N) {
-  return N * gemm_tile_cols <= 28 ? N : gemm_tile_rows;
-}
 
 /// Extent of tile t of a compile-time order N cut in tiles of Size.
 KOKKOS_FORCEINLINE_FUNCTION constexpr int tile_extent(const int N, const int Size, const int t) {
@@ -193,8 +186,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
 /// A square GEMM of compile-time order N: the tiles of gemm_tiles' loops
 /// (columns of tiles outer, rows inner) with their extents known at compile
 /// time, so the tile loops and the dispatch on a tile's extents are
-/// straight-line code. k stays a runtime count: a compile-time k (its loop
-/// unrolled) was measured no faster and compiled no faster.
+/// straight-line code.
 template <int N, int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles(const Member& member, const T alpha,
                                                   const BA& A, const BB& B, const T beta,
@@ -238,8 +230,7 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
     if (m == n && n == k && n <= fixed_order) {
       detail::static_switch<fixed_order - single_tile_order>(n - single_tile_order, [&](auto above) {
         constexpr int N = single_tile_order + decltype(above)::value;
-        gemm_order_tiles<N, gemm_order_tile_rows(N), NR, ReadC>(member, alpha, A, B, beta, C,
-                                                                prefetch);
+        gemm_order_tiles<N, MR, NR, ReadC>(member, alpha, A, B, beta, C, prefetch);
       });
       return;
     }
