@@ -5,6 +5,34 @@
 
 #include <Kokkos_Macros.hpp>
 
+// IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN / _END enclose host kernel code
+// (functions and the lambdas defined in them) that GCC is to compile with
+// its generic x86-64 tuning instead of the -mtune that -march=native chose,
+// where that is a Zen core with AVX-512 (GCC 12 tunes a Zen 4 as znver3).
+// With znver tuning GCC folds most operand loads into the FMAs as memory
+// operands, the same vector loaded once per use: the 4 x 4 GEMM tile's k
+// step made 27 loads of 64 bytes for its 16 FMAs (objdump) where 8 are
+// needed, and a Zen 4 core loads one 64-byte vector per cycle, so the tile
+// ran at load speed, under half of its FMA peak. Generic tuning loads each
+// operand into a register once. Only a function compiled whole with these
+// options gets them: GCC inlines across a tune mismatch only callees marked
+// always_inline (for_each_lane, the tiles). So a function in the region is
+// not inlined into a caller outside it, and a lambda that code in the
+// region inlines from outside it must say IBLA_IMPL_ALWAYS_INLINE_LAMBDA
+// (else it stays a call per lane: GEMM at 0.4 GFLOP/s). Nothing changes on
+// other compilers, on other tunings, and in device code.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__x86_64__) && \
+    defined(__AVX512F__) && (defined(__tune_znver3__) || defined(__tune_znver4__))
+#define IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN \
+  _Pragma("GCC push_options") _Pragma("GCC target(\"tune=generic\")")
+#define IBLA_IMPL_OPERANDS_IN_REGISTERS_END _Pragma("GCC pop_options")
+#define IBLA_IMPL_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
+#define IBLA_IMPL_OPERANDS_IN_REGISTERS_END
+#define IBLA_IMPL_ALWAYS_INLINE_LAMBDA
+#endif
+
 namespace ibla {
 
 #if defined(__AVX512F__)

@@ -67,13 +67,13 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
     for (int r = 0; r < MR; ++r)
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NR; ++c)
-        for_each_lane(member, C.lanes, [&](const int l) { acc[r][c][l] = T(0); });
+        for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { acc[r][c][l] = T(0); });
     for (int p = 0; p < value_of(k); ++p) {
       IBLA_IMPL_UNROLL
       for (int r = 0; r < MR; ++r)
         IBLA_IMPL_UNROLL
         for (int c = 0; c < NR; ++c)
-          for_each_lane(member, C.lanes, [&](const int l) {
+          for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
             acc[r][c][l] = fused_mul_add(a[r * ars + l * als], b[c * bcs + l * bls], acc[r][c][l]);
           });
       a += astep;
@@ -83,7 +83,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
     for (int r = 0; r < MR; ++r)
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NR; ++c)
-        for_each_lane(member, C.lanes, [&](const int l) {
+        for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
           T& out = C(i0 + r, j0 + c, l);
           if constexpr (ReadC) {
             out = fused_mul_add(alpha, acc[r][c][l], beta * out);
@@ -94,7 +94,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
     return;
   }
 #endif
-  for_each_lane(member, C.lanes, [&](const int l) {
+  for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
     T acc[MR][NR];
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < NR; ++c) acc[r][c] = T(0);
@@ -197,37 +197,30 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles(const Member& member, const T 
                                              std::make_integer_sequence<int, tiles>{});
 }
 
-template <bool ReadC, class Member, class T, class BA, class BB, class BC>
-KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, const BA& A,
-                                       const BB& B, const T beta, const BC& C,
-                                       BlockPrefetch& prefetch) {
-  // Blocks whose lane values take two registers (L = 16 doubles on
-  // AVX-512): 2 x 4 tiles measured (double, 10^4 problems in cache, 2
-  // threads, minimum of 200 calls, 2 runs) against the spilling 4 x 4 n = 8
-  // 1.14-1.15x, 12 1.11-1.14x, 16 1.31-1.41x, 32 1.32-1.43x; 3 x 4 was
-  // between the two.
-  constexpr int MR = IBLA_IMPL_DEVICE_PASS
-                         ? gemm_tile_rows
-                         : host_tile_rows<T, fixed_lanes<typename BC::lane_count>::value>(
-                               gemm_tile_rows);
-  constexpr int NR = gemm_tile_cols;
+IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
+/// The tiles of a block that is not one tile: square orders up to
+/// gemm_fixed_order as a compile-time sequence, the rest in loops of MR x NR
+/// tiles (columns of tiles outer, rows inner). Compiled with its operands
+/// loaded into registers once per k step (see registers.hpp; AVX-512 Zen 4,
+/// GCC 12), against the same code with the loads folded into the FMAs:
+///  - 1 thread, ibla::gemm on 16 problems in L2, 400 calls, median, double,
+///    L = 8, GFLOP/s: n = 16 23.4 -> 33.8, 24 26.8 -> 41.4, 32 27.5 -> 44.1;
+///    on 1024 problems n = 8 22.7 -> 31.8;
+///  - ibla_bench (10^4 problems, 2 threads, 3-4 alternated runs, medians of
+///    the better L): warm n = 6 38.6 -> 44.5, 8 37.4 -> 50.9, 16 29.5 ->
+///    32.7, 32 45.4 -> 53.7; flushed n = 16 29.8 -> 33.9, 32 46.2 -> 52.8.
+/// Moving this code out of gemm_tiles also sped up the single tile of
+/// n = 3..5 (1 thread, 1024 problems: n = 3 12.3 -> 15.8, 4 19.7 -> 24.5).
+template <int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
+KOKKOS_INLINE_FUNCTION void gemm_tile_grid(const Member& member, const T alpha, const BA& A,
+                                           const BB& B, const T beta, const BC& C,
+                                           BlockPrefetch& prefetch) {
   const int m = C.rows, n = C.cols, k = A.cols;
   constexpr int single_tile_order =
       gemm_single_tile_order<T, fixed_lanes<typename BC::lane_count>::value>;
-  if (m == n && n == k && n <= single_tile_order) {
-    // A tiny square problem is one tile: its order as a compile-time
-    // constant makes every trip count one, so the tile is straight-line code.
-    prefetch.plan(1);
-    prefetch.step();
-    detail::static_switch<single_tile_order>(n, [&](auto order) {
-      constexpr int N = decltype(order)::value;
-      gemm_tile<N, N, ReadC>(member, 0, 0, order, alpha, A, B, beta, C);
-    });
-    return;
-  }
   constexpr int fixed_order = gemm_fixed_order<T, fixed_lanes<typename BC::lane_count>::value>;
   if constexpr (fixed_order > single_tile_order) {
-    if (m == n && n == k && n <= fixed_order) {
+    if (m == n && n == k && n > single_tile_order && n <= fixed_order) {
       detail::static_switch<fixed_order - single_tile_order>(n - single_tile_order, [&](auto above) {
         constexpr int N = single_tile_order + decltype(above)::value;
         gemm_order_tiles<N, MR, NR, ReadC>(member, alpha, A, B, beta, C, prefetch);
@@ -249,6 +242,41 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
       });
     }
   }
+}
+IBLA_IMPL_OPERANDS_IN_REGISTERS_END
+
+template <bool ReadC, class Member, class T, class BA, class BB, class BC>
+KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, const BA& A,
+                                       const BB& B, const T beta, const BC& C,
+                                       BlockPrefetch& prefetch) {
+  // Blocks whose lane values take two registers (L = 16 doubles on
+  // AVX-512): 2 x 4 tiles measured (double, 10^4 problems in cache, 2
+  // threads, minimum of 200 calls, 2 runs) against the spilling 4 x 4 n = 8
+  // 1.14-1.15x, 12 1.11-1.14x, 16 1.31-1.41x, 32 1.32-1.43x; 3 x 4 was
+  // between the two.
+  constexpr int MR = IBLA_IMPL_DEVICE_PASS
+                         ? gemm_tile_rows
+                         : host_tile_rows<T, fixed_lanes<typename BC::lane_count>::value>(
+                               gemm_tile_rows);
+  constexpr int NR = gemm_tile_cols;
+  const int m = C.rows, n = C.cols, k = A.cols;
+  constexpr int single_tile_order =
+      gemm_single_tile_order<T, fixed_lanes<typename BC::lane_count>::value>;
+  if (m == n && n == k && n <= single_tile_order) {
+    // A tiny square problem is one tile: its order as a compile-time
+    // constant makes every trip count one, so the tile is straight-line code.
+    // Outside gemm_tile_grid's tuning: the 5 x 5 tile takes B as the FMAs'
+    // memory operand, its 25 accumulators and 5 values of A leaving no
+    // registers for B's 5 values.
+    prefetch.plan(1);
+    prefetch.step();
+    detail::static_switch<single_tile_order>(n, [&](auto order) {
+      constexpr int N = decltype(order)::value;
+      gemm_tile<N, N, ReadC>(member, 0, 0, order, alpha, A, B, beta, C);
+    });
+    return;
+  }
+  gemm_tile_grid<MR, NR, ReadC>(member, alpha, A, B, beta, C, prefetch);
 }
 
 template <class Member, class Scalar, class BA, class BB, class BC>
