@@ -545,9 +545,11 @@ IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
 /// problems, 2 threads, 3 alternated runs, medians of the better L, AVX-512
 /// Zen 4, GCC 12), nrhs = n, GFLOP/s: warm n = 10 25.0 -> 30.6, 16 30.7 ->
 /// 39.3, 32 34.7 -> 47.7; flushed n = 16 29.7 -> 35.9, 32 36.7 -> 48.8,
-/// n = 10, 12 0.90x and 1.00x. With nrhs = 1 (tiles one column wide) the
-/// whole of TRSM under this tuning was no faster (n = 16 warm 6.8 -> 5.0,
-/// flushed 0.72-1.08x), so those keep the default.
+/// n = 10, 12 0.90x and 1.00x; 1 thread, 16 problems in L2, 400 calls,
+/// median: n = 10 9.5 -> 11.8, 16 16.5 -> 22.5, 32 22.8 -> 35.4. With
+/// nrhs = 1 (tiles one column wide) the whole of TRSM under this tuning
+/// was no faster (n = 16 warm 6.8 -> 5.0, flushed 0.72-1.08x), so those
+/// keep the default.
 template <bool Lower, int MR, int NR, class Member, class T, class BA, class BB, class Keep>
 KOKKOS_INLINE_FUNCTION void trsm_tile_loops_operands_in_registers(
     const Member& member, const bool unit, const T alpha, const BA& A, const BB& B,
