@@ -335,9 +335,12 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
     }
     for_each_lane(member, A.lanes, [&](const int l) { info(0, l) = int(status[l]); });
   }
-  if (j0 > 0) {
-    potrf_below_tiles_operands_in_registers<NB, L>(member, j0, done, inv, A, prefetch);
-  } else {
+  // A panel narrower than potrf_panel_cols is the last one: nothing below.
+  if constexpr (NB == potrf_panel_cols) {
+    if (j0 > 0) {
+      potrf_below_tiles_operands_in_registers<NB, L>(member, j0, done, inv, A, prefetch);
+      return;
+    }
     potrf_below_tiles_host<NB, L>(member, j0, done, inv, A, prefetch);
   }
 }
