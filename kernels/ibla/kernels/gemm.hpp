@@ -67,7 +67,10 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
     for (int r = 0; r < MR; ++r)
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NR; ++c)
-        for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { acc[r][c][l] = T(0); });
+        for_each_lane(member, C.lanes,
+                      [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+                        acc[r][c][l] = T(0);
+                      });
     for (int p = 0; p < value_of(k); ++p) {
       IBLA_IMPL_UNROLL
       for (int r = 0; r < MR; ++r)

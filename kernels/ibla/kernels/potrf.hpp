@@ -174,7 +174,10 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int
   for (int r = 0; r < MR; ++r)
     IBLA_IMPL_UNROLL
     for (int c = 0; c < NB; ++c)
-      for_each_lane(member, A.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { acc[r][c][l] = A(i0 + r, j0 + c, l); });
+      for_each_lane(member, A.lanes,
+                    [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+                      acc[r][c][l] = A(i0 + r, j0 + c, l);
+                    });
   const T* pa = A.ptr(i0, 0);
   const T* pb = A.ptr(j0, 0);
   for (int p = 0; p < j0; ++p) {
@@ -192,7 +195,10 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int
   for (int c = 0; c < NB; ++c) {
     IBLA_IMPL_UNROLL
     for (int r = 0; r < MR; ++r)
-      for_each_lane(member, A.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { acc[r][c][l] *= inv[c][l]; });
+      for_each_lane(member, A.lanes,
+                    [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+                      acc[r][c][l] *= inv[c][l];
+                    });
     IBLA_IMPL_UNROLL
     for (int c2 = c + 1; c2 < NB; ++c2)
       for_each_lane(member, A.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {

@@ -222,7 +222,9 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NR; ++c)
         for_each_lane(member, B.lanes,
-                      [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { acc[r][c][l] = alpha * B(i0 + r, j0 + c, l); });
+                      [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+                        acc[r][c][l] = alpha * B(i0 + r, j0 + c, l);
+                      });
     const T* pa = A.ptr(i0, p_first);
     const T* pb = B.ptr(p_first, j0);
     for (int p = p_begin; p < p_end; ++p) {
