@@ -20,7 +20,10 @@
 // Each element of L and U gets the same sequence of operations as in netlib's
 // recursive dgetrf2 (updates subtracted in increasing k, pivot column scaled
 // by the reciprocal of the pivot unless |pivot| < sfmin), so results agree
-// with LAPACK up to FMA contraction. On host, a block expected to need no
+// with LAPACK up to FMA contraction. On host, the right-looking form takes
+// the steps in panels of four and gives the columns right of a panel its
+// four updates together (getrf_deferred_update_tile): the same operations
+// per element in the same order. On host, a block expected to need no
 // interchange is first factored left-looking without them
 // (getrf_crout_host), and a block of small order that needs them is
 // factored left-looking with them (getrf_crout_pivoted_host: the
@@ -294,6 +297,67 @@ template <class T>
 inline constexpr int getrf_device_register_order = sizeof(T) >= 8 ? 16 : 20;
 
 #if !IBLA_IMPL_DEVICE_PASS
+/// Steps getrf_lanes_host factors as one panel: the rank-1 updates of a
+/// panel's steps reach only the panel's own columns, and the columns right
+/// of it receive all of them at the panel's end, NB at a time per element
+/// (getrf_deferred_update_tile).
+inline constexpr int getrf_panel_steps = 4;
+
+/// The updates of steps [k0, k0 + NB) deferred to columns [j0, j0 + NC),
+/// which already hold those steps' interchanges (whole-row exchanges commute
+/// with the updates: a row's multipliers move with it): first the panel's
+/// rows of U, row k0 + r receiving steps k0..k0 + r - 1, then every row below
+/// in tiles of MR. Each element gets the same fused updates in the same
+/// increasing k as with a rank-1 update per step (the same bits), but is
+/// loaded and stored once per panel instead of once per step: the rank-1
+/// update stored every element it touched at every step, and those stores
+/// bounded getrf_lanes_host (perf, n = 32: one 64-byte store per FMA).
+template <int NB, int MaxMR, int NC, class Member, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_deferred_update_tile(const Member& member, const int k0,
+                                                            const int j0, const BA& A) {
+  using T     = std::remove_const_t<typename BA::value_type>;
+  const int m = A.rows;
+  // Unrolled before vectorisation: GCC 12 left the lane loops of these
+  // nests scalar ("control flow in loop") when it kept a loop over r or k.
+  for_each_lane(member, A.lanes, [&](const int l) {
+    T u[NB][NC];
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < NB; ++r) {
+      for (int c = 0; c < NC; ++c) u[r][c] = A(k0 + r, j0 + c, l);
+      IBLA_IMPL_UNROLL
+      for (int k = 0; k < r; ++k) {
+        const T a = A(k0 + r, k0 + k, l);
+        for (int c = 0; c < NC; ++c) u[r][c] = fused_mul_add(-a, u[k][c], u[r][c]);
+      }
+      // Row k0 too, unchanged: no branch in the lane loop.
+      for (int c = 0; c < NC; ++c) A(k0 + r, j0 + c, l) = u[r][c];
+    }
+  });
+  for (int i0 = k0 + NB; i0 < m; i0 += MaxMR) {
+    const int mr = m - i0 < MaxMR ? m - i0 : MaxMR;
+    detail::static_switch<MaxMR>(mr, [&](auto rows) {
+      constexpr int MR = decltype(rows)::value;
+      for_each_lane(member, A.lanes, [&](const int l) {
+        T u[NB][NC], c_tile[MR][NC];
+        for (int k = 0; k < NB; ++k)
+          for (int c = 0; c < NC; ++c) u[k][c] = A(k0 + k, j0 + c, l);
+        for (int t = 0; t < MR; ++t)
+          for (int c = 0; c < NC; ++c) c_tile[t][c] = A(i0 + t, j0 + c, l);
+        IBLA_IMPL_UNROLL
+        for (int k = 0; k < NB; ++k)
+          IBLA_IMPL_UNROLL
+          for (int t = 0; t < MR; ++t) {
+            const T a = A(i0 + t, k0 + k, l);
+            for (int c = 0; c < NC; ++c)
+              c_tile[t][c] = fused_mul_add(-a, u[k][c], c_tile[t][c]);
+          }
+        for (int t = 0; t < MR; ++t)
+          for (int c = 0; c < NC; ++c) A(i0 + t, j0 + c, l) = c_tile[t][c];
+      });
+    });
+  }
+}
+
 /// Host form of getrf_lanes for a full block (lanes_c<L>): the same
 /// operations per lane in the same order (same bits), arranged so that GCC
 /// vectorises them. In getrf_lanes every lane loop that stores through the
@@ -315,6 +379,11 @@ inline constexpr int getrf_device_register_order = sizeof(T) >= 8 ? 16 : 20;
 /// threads, 3 alternating runs of the binaries before and after, ratio of
 /// the medians): GETRF random 1.6x (n = 2), 1.55x (4), 1.47x (8), 1.06x
 /// (16), 0.99x (32); diagonally dominant 1.4-2.9x; GESV 1.16-2.3x.
+/// The updates of the columns right of a panel deferred to its end
+/// (getrf_panel_steps), on AVX-512 Zen 4 (same protocol, 4 runs, the better
+/// L): GETRF random n = 16..32 1.10-1.29x, diagonally dominant n = 20..32
+/// 1.20-1.40x (n <= 16 take the left-looking forms: unchanged); GESV alike.
+/// Panels of 8 steps were no faster (1-thread micro-driver, n = 13..32).
 /// Returns whether a lane of the block swapped rows.
 template <int L, class Member, class BA, class BP, class BI>
 IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
@@ -404,6 +473,12 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
     // done as one gather per element through each lane's final row
     // permutation (0.82-0.86x at n = 8 and 16); AVX2 gather instructions
     // for the reads (GCC's tuning for Zen 3 emulates them; 0.95x at n = 8).
+    // On AVX-512 Zen 4 (1-thread micro-driver, L = 8, random input, n =
+    // 13..32): scalar swaps lane by lane over the columns, skipping lanes
+    // whose pivot is row k (1.07-1.11x at n <= 24 but 0.5x at n = 32, where
+    // a 2 KB column stride sends every column's row to the same L1 sets);
+    // column by column over a list of the swapping lanes (0.82-0.86x);
+    // AVX-512 gathers (-mtune=icelake-server emits them: no faster).
     auto interchange = [&](const int j0, const int nr) {
       detail::static_switch<NR>(nr, [&](auto cols) {
         constexpr int NC = decltype(cols)::value;
@@ -427,8 +502,26 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
       for (int j0 = 0; j0 < k; j0 += NR) interchange(j0, k - j0 < NR ? k - j0 : NR);
       for (int j0 = k + 1; j0 < n; j0 += NR) interchange(j0, n - j0 < NR ? n - j0 : NR);
     }
-    // Rank-1 update of the trailing columns, NR at a time.
-    getrf_swap_update<false, true>(member, k, k + 1, n, A, ipiv);
+    // Rank-1 update: in a full panel only of the panel's columns, the
+    // columns right of it receive the panel's steps together at its end;
+    // the last steps, fewer than a panel, update every trailing column.
+    constexpr int NB    = getrf_panel_steps;
+    const int k0        = k - k % NB;
+    const bool in_panel = k0 + NB <= steps;
+    getrf_swap_update<false, true>(member, k, k + 1, in_panel ? k0 + NB : n, A, ipiv);
+    if (in_panel && k == k0 + NB - 1) {
+      // Tiles halved where a lane value takes two registers: the 4 x 4
+      // tile and 4 x 4 rows of U of L = 16 doubles spilled (n = 12: 0.85x
+      // the rank-1 updates, ibla_bench).
+      constexpr int MR = host_tile_rows<T, L>(getrf_tile_rows);
+      constexpr int NC = host_tile_rows<T, L>(NR);
+      for (int j0 = k0 + NB; j0 < n; j0 += NC) {
+        const int nc = n - j0 < NC ? n - j0 : NC;
+        detail::static_switch<NC>(nc, [&](auto cols) {
+          getrf_deferred_update_tile<NB, MR, decltype(cols)::value>(member, k0, j0, A);
+        });
+      }
+    }
   }
   for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
   return swapped;
