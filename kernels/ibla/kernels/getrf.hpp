@@ -460,47 +460,45 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
           A(i, k, l)      = tiny[l] ? a / piv[l] : a * scale[l];
         }
     }
-    // Row interchange in the other columns, NR at a time: the new row k is
-    // read through each lane's own row index (a gather) and stored as a
-    // vector; the old row k goes to row p by a scalar loop over the lanes
-    // (AVX2 has no scatter). A lane loop that stored through the per-lane
-    // index stayed scalar altogether, and selects over all rows k+1..m-1
-    // of every column (no per-lane address at all) cost more than these
-    // moves at every n. Also measured slower (1-thread micro-driver, L = 8,
-    // random input): selects over only the rows that are some lane's
-    // pivot, vector stores instead of the scalar ones (0.92-1.0x at n = 8,
-    // 0.70x at n = 16); the interchanges left of k deferred to the end and
-    // done as one gather per element through each lane's final row
-    // permutation (0.82-0.86x at n = 8 and 16); AVX2 gather instructions
-    // for the reads (GCC's tuning for Zen 3 emulates them; 0.95x at n = 8).
-    // On AVX-512 Zen 4 (1-thread micro-driver, L = 8, random input, n =
-    // 13..32): scalar swaps lane by lane over the columns, skipping lanes
-    // whose pivot is row k (1.07-1.11x at n <= 24 but 0.5x at n = 32, where
-    // a 2 KB column stride sends every column's row to the same L1 sets);
-    // column by column over a list of the swapping lanes (0.82-0.86x);
-    // AVX-512 gathers (-mtune=icelake-server emits them: no faster).
-    auto interchange = [&](const int j0, const int nr) {
-      detail::static_switch<NR>(nr, [&](auto cols) {
-        constexpr int NC = decltype(cols)::value;
-        T old_k[NC][L];
-        for_each_lane(member, A.lanes, [&](const int l) {
-          const int pl = int(p[l]);
-          for (int c = 0; c < NC; ++c) {
-            old_k[c][l]     = A(k, j0 + c, l);
-            A(k, j0 + c, l) = A(pl, j0 + c, l);
-          }
-        });
-        for (int l = 0; l < L; ++l)
-          for (int c = 0; c < NC; ++c) A(int(p[l]), j0 + c, l) = old_k[c][l];
-      });
+    // Row interchange in the other columns: column by column (a column's
+    // row k is one cache line for all the lanes), each lane's two elements
+    // exchanged by scalar moves, the L lanes unrolled (a lane whose pivot is
+    // row k exchanges an element with itself). On AVX-512 Zen 4 (1-thread
+    // micro-driver, random input, n = 13..32) this ran 1.08-1.16x (L = 8)
+    // and 1.07-1.18x (L = 16) the form before it, which read the new row k
+    // through each lane's index (a gather, emulated with scalar loads and
+    // inserts) and stored the old row k back by a scalar loop over the
+    // lanes. Measured slower there: the lanes outer, skipping lanes whose
+    // pivot is row k (0.5x at n = 32: a 2 KB column stride sends a row's
+    // elements in every column to the same L1 sets); a runtime list of the
+    // lanes that swap (0.82-0.86x); AVX-512 gathers (-mtune=icelake-server
+    // emits them: no faster than the emulated ones). On AVX2 (Zen 3), for
+    // the gather form: selects over all rows k+1..m-1 of every column (no
+    // per-lane address at all) cost more at every n; selects over only the
+    // rows that are some lane's pivot, vector stores instead of the scalar
+    // ones (0.92-1.0x at n = 8, 0.70x at n = 16); the interchanges left of k
+    // deferred to the end and done as one gather per element through each
+    // lane's final row permutation (0.82-0.86x at n = 8 and 16); AVX2 gather
+    // instructions (0.95x at n = 8).
+    int pivot_row[L];
+    for (int l = 0; l < L; ++l) pivot_row[l] = int(p[l]);
+    auto interchange = [&](const int begin, const int end) {
+      for (int j = begin; j < end; ++j) {
+        IBLA_IMPL_UNROLL
+        for (int l = 0; l < L; ++l) {
+          const T u              = A(pivot_row[l], j, l);
+          A(pivot_row[l], j, l) = A(k, j, l);
+          A(k, j, l)             = u;
+        }
+      }
     };
     // Skipped when no lane of the block swaps (diagonally dominant blocks).
     Index swaps = 0;
     for (int l = 0; l < L; ++l) swaps |= Index(p[l] != Index(k));
     swapped |= swaps != 0;
     if (swaps) {
-      for (int j0 = 0; j0 < k; j0 += NR) interchange(j0, k - j0 < NR ? k - j0 : NR);
-      for (int j0 = k + 1; j0 < n; j0 += NR) interchange(j0, n - j0 < NR ? n - j0 : NR);
+      interchange(0, k);
+      interchange(k + 1, n);
     }
     // Rank-1 update: in a full panel only of the panel's columns, the
     // columns right of it receive the panel's steps together at its end;
