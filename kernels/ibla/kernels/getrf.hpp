@@ -382,7 +382,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_deferred_update_tile(const Member& member
 /// The updates of the columns right of a panel deferred to its end
 /// (getrf_panel_steps), on AVX-512 Zen 4 (same protocol, 4 runs, the better
 /// L): GETRF random n = 16..32 1.10-1.29x, diagonally dominant n = 20..32
-/// 1.20-1.40x (n <= 16 take the left-looking forms: unchanged); GESV alike.
+/// 1.20-1.40x (smaller orders take the left-looking forms); GESV alike.
 /// Panels of 8 steps were no faster (1-thread micro-driver, n = 13..32).
 /// Returns whether a lane of the block swapped rows.
 template <int L, class Member, class BA, class BP, class BI>
@@ -486,9 +486,9 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
       for (int j = begin; j < end; ++j) {
         IBLA_IMPL_UNROLL
         for (int l = 0; l < L; ++l) {
-          const T u              = A(pivot_row[l], j, l);
+          const T u             = A(pivot_row[l], j, l);
           A(pivot_row[l], j, l) = A(k, j, l);
-          A(k, j, l)             = u;
+          A(k, j, l)            = u;
         }
       }
     };
