@@ -24,7 +24,9 @@ step() {
 step "dependencies and configure"
 # The benchmark is built for its smoke test only (IBLA_BENCH_CHECK_ONLY, see
 # perf_tests/CMakeLists.txt); run_benchmark.sh builds the full one.
-"$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON -DIBLA_BENCH_CHECK_ONLY=ON
+# Warnings are errors in the unit tests (see unit_tests/CMakeLists.txt).
+"$here/scripts/configure.sh" "$build" -DIBLA_ENABLE_TESTS=ON -DIBLA_BENCH_CHECK_ONLY=ON \
+  -DIBLA_TESTS_WARNINGS_AS_ERRORS=ON
 step "build"
 cmake --build "$build" -j "$jobs"
 step "unit tests (ctest)"

@@ -154,9 +154,11 @@ TEST(ConvertErrors, PointerArrays) {
                         "convert", "src", {"matrix 4 is null"});
   expect_argument_error([&] { ibla::convert(exec, A, ibla::pointer_array(ptrs.data(), batch, 3, 3)); },
                         "convert", "dst", {"matrix 4 is null"});
-  for (index_t b = 0; b < batch; ++b)
-    if (b != 4)
+  for (index_t b = 0; b < batch; ++b) {
+    if (b != 4) {
       for (double x : mats[size_t(b)]) EXPECT_EQ(x, 1.0);
+    }
+  }
   ptrs[4] = mats[4].data();
   expect_argument_error([&] { ibla::convert(exec, ibla::pointer_array(ptrs.data(), batch, 3, 3, 2), A); },
                         "convert", "src", {"ld = 2"});

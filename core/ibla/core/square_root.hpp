@@ -46,8 +46,12 @@ inline void square_root_lanes(T (&x)[L]) {
 #if defined(__AVX512F__)
   if constexpr (L % (is_double ? 8 : 16) == 0) {
     for (int l = 0; l < L; l += (is_double ? 8 : 16)) {
-      if constexpr (is_double) _mm512_storeu_pd(x + l, _mm512_sqrt_pd(_mm512_loadu_pd(x + l)));
-      else _mm512_storeu_ps(x + l, _mm512_sqrt_ps(_mm512_loadu_ps(x + l)));
+      // The maskz forms with every lane set: the same vsqrtpd/vsqrtps, but
+      // GCC 12's _mm512_sqrt_pd/_ps pass _mm512_undefined_*(), which warns
+      // "'__Y' is used uninitialized" at -O2 -Wall in users' builds.
+      if constexpr (is_double)
+        _mm512_storeu_pd(x + l, _mm512_maskz_sqrt_pd(__mmask8(-1), _mm512_loadu_pd(x + l)));
+      else _mm512_storeu_ps(x + l, _mm512_maskz_sqrt_ps(__mmask16(-1), _mm512_loadu_ps(x + l)));
     }
     return;
   }

@@ -842,8 +842,9 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_step(T (&c)[N], const T (&W
 template <int N, int L, class T, class Index, int... K>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_steps(T (&c)[N], const T (&W)[N][N][L],
                                                            const Index (&pivot_row)[N],
-                                                           const int l,
+                                                           [[maybe_unused]] const int l,
                                                            std::integer_sequence<int, K...>) {
+  // l is unused when K... is empty (column 0): no warning for that instance.
   (getrf_crout_pivoted_step<K>(c, W, pivot_row, l), ...);
 }
 
@@ -857,7 +858,7 @@ constexpr std::integer_sequence<int, (B + S)...> offset_sequence(std::integer_se
 /// order.
 template <int N, class T, class Index, int L, int... S>
 KOKKOS_FORCEINLINE_FUNCTION void swap_rows_in_registers_at(T (&c)[N], const Index (&P)[N][L],
-                                                           const int l,
+                                                           [[maybe_unused]] const int l,
                                                            std::integer_sequence<int, S...>) {
   (swap_rows_in_registers<S>(c, P[S][l]), ...);
 }
