@@ -141,14 +141,19 @@ void check_sizes(int n) {
       EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "potrf"));
       EXPECT_TRUE(ints_repeat(info, 0, 2 * s.L, s.tail, "potrf info"));
     }
-    auto vA = make_view<T, Layout>("A", s.batch, n, n);
-    auto vB = make_view<T, Layout>("B", s.batch, n, nrhs);
-    Kokkos::View<int*, IntLayout> info("info", s.batch);
-    fill_view(vA, A);
-    fill_view(vB, rhs);
-    ibla::posv(exec, Uplo::Lower, vA, vB, info);
-    EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "posv factor"));
-    EXPECT_TRUE(tail_repeats_head(read_view(vB), 0, 2 * s.L, s.tail, "posv x"));
+    // Both triangles: on host the full blocks of order <= 8 solve in a
+    // register form of their own (potrs_registers_host), the partial tail
+    // through trsm.
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      auto vA = make_view<T, Layout>("A", s.batch, n, n);
+      auto vB = make_view<T, Layout>("B", s.batch, n, nrhs);
+      Kokkos::View<int*, IntLayout> info("info", s.batch);
+      fill_view(vA, A);
+      fill_view(vB, rhs);
+      ibla::posv(exec, uplo, vA, vB, info);
+      EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "posv factor"));
+      EXPECT_TRUE(tail_repeats_head(read_view(vB), 0, 2 * s.L, s.tail, "posv x"));
+    }
   }
   {  // GETRF on random matrices (row swaps at most steps) and GESV.
     HostBatch<T> A = random_batch<T>(s.batch, n, n, 19 + n);
