@@ -36,21 +36,17 @@ struct PotrsRegisterLane {
   const BA& upper;  // its transpose
   const BB& B;
   const Keep& keep;
+  Index* redo;  // stays 0: shared reciprocals do not overflow
   SharedReciprocals<N, L, T> shared;
   int j;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T b[N];
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) b[i] = B(i, j, l);
-    Index overflow = 0;  // stays 0: shared reciprocals do not overflow
+    Index overflow = 0;
     trsm_register_steps<0, true, false>(b, lower, l, false, overflow, shared);
     trsm_register_steps<0, false, false>(b, upper, l, false, overflow, shared);
-    const bool store = keep(l);
-    IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i) {
-      T& out = B(i, j, l);
-      out    = select_bits(store, b[i], out);
-    }
+    store_register_column<false>(b, B, j, l, keep(l), overflow, redo);
   }
 };
 
@@ -85,7 +81,8 @@ KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, cons
   const BA upper = transposed(lower);
   for (int j = 0; j < B.cols; ++j)
     for_each_lane(member, B.lanes,
-                  PotrsRegisterLane<N, T, BA, BB, Keep, L>{lower, upper, B, keep, {inv}, j});
+                  PotrsRegisterLane<N, T, BA, BB, Keep, L>{lower, upper, B, keep, overflows,
+                                                           {inv}, j});
   return true;
 }
 #endif
