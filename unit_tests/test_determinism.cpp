@@ -167,8 +167,9 @@ void check_gemm_determinism(Op ta, Op tb, int m, int n, int k) {
     ASSERT_TRUE(bitwise_same(c.template run<Layout>(Kokkos::Serial()), whole)) << "Kokkos::Serial";
 #endif
     HostBatch<T> one;
-    if (on_one_openmp_thread([&](const auto& exec1) { one = c.template run<Layout>(exec1); }))
+    if (on_one_openmp_thread([&](const auto& exec1) { one = c.template run<Layout>(exec1); })) {
       ASSERT_TRUE(bitwise_same(one, whole)) << "one OpenMP thread";
+    }
   }
 }
 

@@ -152,9 +152,10 @@ TYPED_TEST(EdgeSolvers, PotrfFailsAtFirstAndLastMinorLikeLapacke) {
         // The other triangle is not touched.
         for (int j = 0; j < n; ++j)
           for (int i = 0; i < n; ++i)
-            if (uplo == Uplo::Lower ? i < j : i > j)
+            if (uplo == Uplo::Lower ? i < j : i > j) {
               ASSERT_EQ(std::memcmp(&got(b, i, j), &hA(b, i, j), sizeof(T)), 0)
                   << "problem " << b << " strict other triangle (" << i << "," << j << ") written";
+            }
       }
     }
 }
@@ -371,8 +372,12 @@ TYPED_TEST(EdgeSolvers, GetrfSingularAtFirstAndLastPivot) {
       ASSERT_EQ(ginf[size_t(b)], rinfo) << "info of problem " << b;
       for (int k = 0; k < steps; ++k)
         ASSERT_EQ(hpiv(b, k), int(rpiv[size_t(k)])) << "ipiv(" << k << ") of problem " << b;
-      if (b % 4 == 1) EXPECT_EQ(rinfo, 1);
-      if (b % 4 == 2 && m >= n) EXPECT_EQ(rinfo, steps);
+      if (b % 4 == 1) {
+        EXPECT_EQ(rinfo, 1);
+      }
+      if (b % 4 == 2 && m >= n) {
+        EXPECT_EQ(rinfo, steps);
+      }
       if (b % 4 == 3) continue;  // NaN: info and pivots only
       // P A = L U: apply the interchanges to a copy of A, compare with L U.
       std::vector<T> pa(hA.matrix(b), hA.matrix(b) + m * n);

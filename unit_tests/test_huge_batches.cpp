@@ -24,7 +24,9 @@ using ibla::Op;
 
 namespace {
 
-using i128 = __int128;
+// __extension__: __int128 is a GCC/Clang extension, and the tests build with
+// -Wpedantic -Werror (unit_tests/CMakeLists.txt).
+__extension__ typedef __int128 i128;
 
 /// The layout formula of interleaved_index.hpp, in 128-bit arithmetic.
 i128 ref_offset(i128 lanes, i128 rows, i128 cols, i128 b, i128 i, i128 j) {
