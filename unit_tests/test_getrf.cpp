@@ -260,6 +260,43 @@ TYPED_TEST(Getrf, SubnormalPivotDividesLikeLapack) {
   }
 }
 
+TYPED_TEST(Getrf, SubnormalLastPivotIsLapacksResult) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  // The last pivot U(n-1, n-1) subnormal: nothing lies below it to scale, so
+  // the host forms do not test it against sfmin (getrf_tests_last_pivot) and
+  // the block is not handed to the forms that divide. The result must still
+  // be LAPACK's: that pivot bit for bit, info 0, the same pivots. The last
+  // row is zero left of the diagonal, so U(n-1, n-1) is the input's entry
+  // exactly. Diagonally dominant (the form without interchanges) and random
+  // (the forms with them) inputs; every other problem, so that blocks mix
+  // such lanes with ordinary ones; batch not a multiple of the block.
+  const T unit = std::numeric_limits<T>::denorm_min() * T(16);
+  for (const bool dominant : {true, false}) {
+    for (int n : {1, 2, 3, 4, 5, 6, 9}) {
+      const index_t batch = 2 * lanes_of<T, Layout>() + 3;
+      auto hA = dominant ? diagonally_dominant_batch<T>(batch, n, std::uint64_t(700 + n))
+                         : random_batch<T>(batch, n, n, std::uint64_t(800 + n));
+      for (index_t b = 0; b < batch; b += 2) {
+        for (int j = 0; j + 1 < n; ++j) hA(b, n - 1, j) = T(0);
+        hA(b, n - 1, n - 1) = (b % 4 ? T(-3) : T(5)) * unit;
+      }
+      const auto got = ibla_getrf<T, Layout>(hA);
+      const auto ref = ref_getrf_batch(hA);
+      SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " subnormal last pivot n "
+                                        << n << (dominant ? " dominant" : " random"));
+      check_getrf(hA, got.lu, got.ipiv, got.info, ref);
+      EXPECT_EQ(got.ipiv, ref.ipiv);
+      for (index_t b = 0; b < batch; b += 2) {
+        ASSERT_EQ(ref.lu(b, n - 1, n - 1), hA(b, n - 1, n - 1)) << "problem " << b;
+        ASSERT_LT(std::abs(ref.lu(b, n - 1, n - 1)), std::numeric_limits<T>::min());
+        EXPECT_EQ(got.lu(b, n - 1, n - 1), ref.lu(b, n - 1, n - 1)) << "problem " << b;
+        EXPECT_EQ(got.info[size_t(b)], 0) << "problem " << b;
+      }
+    }
+  }
+}
+
 TEST(GetrfEmpty, ZeroSizesWriteInfoZero) {
   Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>> A("A", 13, 0, 4);
   Kokkos::View<int**, ibla::LayoutBlockInterleaved<8>> ipiv("ipiv", 13, 0);

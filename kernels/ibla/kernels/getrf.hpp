@@ -525,6 +525,21 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
   return swapped;
 }
 
+/// Whether the host forms for square N x N blocks of L lanes of T test their
+/// last pivot against sfmin. That pivot scales nothing (no row below it), so
+/// the test changes no result; but it is the last link of the block's chain
+/// of dependences (each column's division waits for the updates of the
+/// columns before it), and the test of the block's flags waited on it.
+/// Dropped where the matrix fits the vector registers: diagonally dominant
+/// input (getrf_crout_host), 1-thread micro-driver, 4096 problems, L = 8: n
+/// = 2..5 1.12-1.26x; L = 16: n = 2, 3 1.33x, 1.11x; random input, L = 8:
+/// n = 2..5 1.06-1.18x. Kept above, where dropping it changed a few
+/// instructions and how GCC scheduled them, nothing else: L = 8 n = 9 0.88x,
+/// 11 1.10x, 12 0.89x; L = 16 n = 4 0.91x.
+template <class T, int L, int N>
+inline constexpr bool getrf_tests_last_pivot =
+    N * N * host_registers_per_value<T, L> > host_simd_registers - 4;
+
 /// Square orders up to this one can be factored by getrf_registers_host:
 /// blocks that swap rows where getrf_registers_preferred says so, and
 /// blocks that getrf_crout_pivoted_host hands back (a pivot below sfmin).
@@ -545,7 +560,7 @@ inline constexpr int getrf_register_order = host_has_wide_register_file ? 6 : 4;
 /// interchange done by selects. A function template per step, not a loop:
 /// every index into a is a compile-time constant whatever the compiler's
 /// unrolling heuristics decide, so a stays in registers.
-template <int K, int N, class T, class Index>
+template <int K, int L, int N, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivot_row)[N],
                                                       T& status, Index& tiny) {
   const T sfmin = Kokkos::Experimental::norm_min<T>::value;
@@ -582,14 +597,15 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   }
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
+  if constexpr (K + 1 < N || getrf_tests_last_pivot<T, L, N>)
+    tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
   IBLA_IMPL_UNROLL
   for (int i = K + 1; i < N; ++i) a[i][K] *= scale;
   IBLA_IMPL_UNROLL
   for (int i = K + 1; i < N; ++i)
     IBLA_IMPL_UNROLL
     for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
-  if constexpr (K + 1 < N) getrf_register_steps<K + 1>(a, pivot_row, status, tiny);
+  if constexpr (K + 1 < N) getrf_register_steps<K + 1, L>(a, pivot_row, status, tiny);
 }
 
 /// Lane l of getrf_registers_host: loads its matrix, factors it
@@ -598,7 +614,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
 /// again from its input), bit 1 a row interchange. A functor with an
 /// always-inlined operator(), not a lambda: a lambda this large was not
 /// inlined into the lane loop, which then stayed scalar.
-template <int N, class BA, class BP, class BI>
+template <int N, int L, class BA, class BP, class BI>
 struct GetrfRegisterLane {
   using T     = std::remove_const_t<typename BA::value_type>;
   using Index = lane_index_t<T>;
@@ -615,7 +631,7 @@ struct GetrfRegisterLane {
     Index pivot_row[N];
     T status   = T(0);  // info, as a T (see getrf_register_steps)
     Index tiny = 0;
-    getrf_register_steps<0>(a, pivot_row, status, tiny);
+    getrf_register_steps<0, L>(a, pivot_row, status, tiny);
     // pivot_row[k] >= k: the sum is 0 exactly when no step swapped. A flag
     // or-ed at every step (swapped |= p != K) became a chain of the search's
     // compare masks that GCC did not vectorise (the lane loop went scalar,
@@ -672,7 +688,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, cons
   prefetch.step();
   using Index = lane_index_t<std::remove_const_t<typename BA::value_type>>;
   Index flags[L];
-  for_each_lane(member, A.lanes, GetrfRegisterLane<N, BA, BP, BI>{A, ipiv, info, flags});
+  for_each_lane(member, A.lanes, GetrfRegisterLane<N, L, BA, BP, BI>{A, ipiv, info, flags});
   Index swapped = 0;
   for (int l = 0; l < L; ++l) swapped |= flags[l] & 2;
   // Lanes with a pivot below sfmin: one at a time from their untouched input.
@@ -732,7 +748,8 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   status = select_bits((piv == T(0)) & (status == T(0)), T(J + 1), status);
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  flags |= Index(piv != T(0)) & Index(!(piv_size >= sfmin));
+  if constexpr (J + 1 < N || getrf_tests_last_pivot<T, L, N>)
+    flags |= Index(piv != T(0)) & Index(!(piv_size >= sfmin));
   IBLA_IMPL_UNROLL
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
   IBLA_IMPL_UNROLL
@@ -898,7 +915,8 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_columns(const BA& A, T (&W)
   swap_rows_in_registers<J>(c, p);
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  tiny |= Index(piv != T(0)) & Index(!(magnitude(piv) >= sfmin));
+  if constexpr (J + 1 < N || getrf_tests_last_pivot<T, L, N>)
+    tiny |= Index(piv != T(0)) & Index(!(magnitude(piv) >= sfmin));
   IBLA_IMPL_UNROLL
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
   IBLA_IMPL_UNROLL
