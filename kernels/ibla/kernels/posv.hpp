@@ -77,11 +77,12 @@ KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, cons
   Index any = 0;
   for (int l = 0; l < L; ++l) any |= overflows[l];
   if (any) return false;
-  const BA lower = uplo == Uplo::Lower ? A : transposed(A);
-  const BA upper = transposed(lower);
+  const auto lower = uplo == Uplo::Lower ? runtime_strides(A) : transposed(A);
+  const auto upper = transposed(lower);
+  using BT         = std::remove_const_t<decltype(lower)>;
   for (int j = 0; j < B.cols; ++j)
     for_each_lane(member, B.lanes,
-                  PotrsRegisterLane<N, T, BA, BB, Keep, L>{lower, upper, B, keep, overflows,
+                  PotrsRegisterLane<N, T, BT, BB, Keep, L>{lower, upper, B, keep, overflows,
                                                            {inv}, j});
   return true;
 }

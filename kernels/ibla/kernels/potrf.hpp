@@ -407,7 +407,8 @@ template <class Member, class BA, class BI>
 KOKKOS_INLINE_FUNCTION void potrf_block(const Member& member, Uplo uplo, const BA& A,
                                         const BI& info, BlockPrefetch& prefetch) {
   for_each_lane(member, A.lanes, [&](const int l) { info(0, l) = 0; });
-  if (uplo == Uplo::Lower) potrf_lower(member, A, info, prefetch);
+  // Both with runtime strides: one instance for the two triangles.
+  if (uplo == Uplo::Lower) potrf_lower(member, runtime_strides(A), info, prefetch);
   else potrf_lower(member, transposed(A), info, prefetch);
 }
 

@@ -626,7 +626,7 @@ KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo up
   // Right -> Left on B^T with op flipped; then op(A) = A^T flips the triangle.
   const bool right = side == Side::Right;
   const Op op      = right ? (trans == Op::N ? Op::T : Op::N) : trans;
-  const auto Bl    = right ? transposed(B) : B;
+  const auto Bl    = right ? transposed(B) : runtime_strides(B);
   const auto Al    = apply_op(op, A);
   const bool lower = (op == Op::N ? uplo : flip(uplo)) == Uplo::Lower;
   const bool unit  = diag == Diag::Unit;

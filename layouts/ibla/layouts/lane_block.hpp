@@ -4,7 +4,13 @@
 // layouts (and LayoutLeft, which is the interleaved layout of Kokkos) the lane
 // stride is the compile-time constant 1, so the lanes of one element are a
 // contiguous vector; for matrix-after-matrix layouts (LayoutRight,
-// LayoutStride) it is a runtime stride and the lane loop gathers.
+// LayoutStride) it is a runtime stride and the lane loop gathers. For the
+// block-interleaved layouts the row stride is the compile-time L too (a
+// matrix column is L-lane vectors one after another), so that an element's
+// address is a column's address plus a constant, where a runtime row stride
+// took a register per row: with n^2 addresses live in an unrolled kernel,
+// GCC spilled them to vector registers (GETRF's n = 4 form: 85 of its 280
+// instructions were mov, lea, add and vmovq).
 // Kernels index blocks with (i, j, l) only; the strides come from the layout
 // traits below, which ask InterleavedIndex or the View itself.
 #pragma once
@@ -21,14 +27,15 @@ namespace ibla {
 
 using unit_stride = std::integral_constant<index_t, 1>;
 
-template <class T, class LaneCount, class LaneStride>
+template <class T, class LaneCount, class LaneStride, class RowStride = index_t>
 struct LaneBlock {
   using value_type  = T;
   using lane_count  = LaneCount;
   using lane_stride = LaneStride;
+  using row_stride  = RowStride;
 
   T* data;            // element (0, 0) of the first lane
-  index_t rs;         // distance between rows
+  RowStride rs;       // distance between rows (index_t, or a std::integral_constant)
   index_t cs;         // distance between columns
   LaneStride ls;      // distance between lanes
   LaneCount lanes;    // number of matrices in this block
@@ -36,12 +43,14 @@ struct LaneBlock {
   int cols;
 
   KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int j, int l) const {
-    return data[i * rs + j * cs + l * index_t(value_of(ls))];
+    return data[i * index_t(value_of(rs)) + j * cs + l * index_t(value_of(ls))];
   }
   /// Element (i, j) of lane 0: lane l of it is at ptr(i, j)[l * ls]. For
   /// kernels that walk a block with pointers (one add per step instead of a
   /// multiply of runtime strides per access).
-  KOKKOS_FORCEINLINE_FUNCTION T* ptr(int i, int j) const { return data + i * rs + j * cs; }
+  KOKKOS_FORCEINLINE_FUNCTION T* ptr(int i, int j) const {
+    return data + i * index_t(value_of(rs)) + j * cs;
+  }
   /// n when the block is exactly the elements [data, data + n) (lanes, rows
   /// and columns follow each other without gaps, as in LayoutBlockInterleaved;
   /// a partial last block counts its padding lanes), else 0. For kernels that
@@ -49,38 +58,50 @@ struct LaneBlock {
   KOKKOS_FORCEINLINE_FUNCTION index_t contiguous_size() const {
     constexpr int L = max_lanes<LaneCount>::value;
     if constexpr (L > 0 && std::is_same<LaneStride, unit_stride>::value) {
-      if (rs == L && cs == index_t(rows) * L) return index_t(rows) * cols * L;
+      if (index_t(value_of(rs)) == L && cs == index_t(rows) * L) return index_t(rows) * cols * L;
     }
     return 0;
   }
   /// Rank-1 use (vectors, pivots): element i of lane l.
-  KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int l) const { return data[i * rs + l * index_t(value_of(ls))]; }
+  KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int l) const {
+    return data[i * index_t(value_of(rs)) + l * index_t(value_of(ls))];
+  }
 };
 
-/// op(X) as a block: the transpose swaps the strides, nothing moves.
-template <class T, class C, class S>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> transposed(const LaneBlock<T, C, S>& b) {
-  return LaneBlock<T, C, S>{b.data, b.cs, b.rs, b.ls, b.lanes, b.cols, b.rows};
+/// The same block with its row stride held at run time: one type for a
+/// block and its transpose (transposed, apply_op), for kernels that choose
+/// between them at run time or would otherwise be compiled once per row
+/// stride type.
+template <class T, class C, class S, class R>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> runtime_strides(const LaneBlock<T, C, S, R>& b) {
+  return LaneBlock<T, C, S>{b.data, index_t(value_of(b.rs)), b.cs, b.ls, b.lanes, b.rows, b.cols};
 }
-template <class T, class C, class S>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> apply_op(Op op, const LaneBlock<T, C, S>& b) {
-  return op == Op::N ? b : transposed(b);
+
+/// op(X) as a block: the transpose swaps the strides, nothing moves. Both
+/// with runtime strides (see runtime_strides).
+template <class T, class C, class S, class R>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> transposed(const LaneBlock<T, C, S, R>& b) {
+  return LaneBlock<T, C, S>{b.data, b.cs, index_t(value_of(b.rs)), b.ls, b.lanes, b.cols, b.rows};
+}
+template <class T, class C, class S, class R>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> apply_op(Op op, const LaneBlock<T, C, S, R>& b) {
+  return op == Op::N ? runtime_strides(b) : transposed(b);
 }
 
 /// The same block with another lane-count type (e.g. lanes_c<L> for a full block).
-template <class NewCount, class T, class C, class S>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, NewCount, S> with_lanes(const LaneBlock<T, C, S>& b,
-                                                                 NewCount n) {
-  return LaneBlock<T, NewCount, S>{b.data, b.rs, b.cs, b.ls, n, b.rows, b.cols};
+template <class NewCount, class T, class C, class S, class R>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, NewCount, S, R> with_lanes(const LaneBlock<T, C, S, R>& b,
+                                                                    NewCount n) {
+  return LaneBlock<T, NewCount, S, R>{b.data, b.rs, b.cs, b.ls, n, b.rows, b.cols};
 }
 
 /// Lane l of a block as a block of one lane (lanes_c<1>): a kernel's vector
 /// form run one matrix at a time, its lane loops of trip count 1 (see
 /// team::getrf for the partial last block on host).
-template <class T, class C, class S>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S> single_lane(const LaneBlock<T, C, S>& b,
-                                                                    int l) {
-  return LaneBlock<T, lanes_c<1>, S>{&b(0, 0, l), b.rs, b.cs, b.ls, {}, b.rows, b.cols};
+template <class T, class C, class S, class R>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S, R> single_lane(
+    const LaneBlock<T, C, S, R>& b, int l) {
+  return LaneBlock<T, lanes_c<1>, S, R>{&b(0, 0, l), b.rs, b.cs, b.ls, {}, b.rows, b.cols};
 }
 
 // ---------------------------------------------------------------------------
@@ -146,10 +167,23 @@ struct block_lanes_of_layout<LayoutBlockInterleaved<L>> : std::integral_constant
 template <class View>
 struct block_lanes_of : block_lanes_of_layout<typename View::array_layout> {};
 
+/// The row stride type of View's blocks: InterleavedIndex::row_stride() is
+/// the block's lane count, which LayoutBlockInterleaved<L> fixes at compile
+/// time (rank-2 and rank-3 Views); index_t for every other layout, whose row
+/// stride depends on the extents, and for rank-1 Views (no rows). index_t on
+/// device too: the device kernels' register counts and occupancy were
+/// measured with runtime strides (see with_getrf_device_order), and no GPU
+/// was at hand to measure what the constant would change there.
+template <class View, int L = block_lanes_of<View>::value>
+using lane_block_row_stride_t =
+    std::conditional_t<(L > 0 && View::rank >= 2 && !IBLA_IMPL_DEVICE_PASS),
+                       std::integral_constant<index_t, L>, index_t>;
+
 template <class View, class LaneCount>
 using lane_block_t =
     LaneBlock<typename View::value_type, LaneCount,
-              typename lane_layout_traits<typename View::array_layout>::lane_stride_type>;
+              typename lane_layout_traits<typename View::array_layout>::lane_stride_type,
+              lane_block_row_stride_t<View>>;
 
 /// The block of matrices [first, first + count) of a rank-1, -2 or -3 View.
 /// For a block-interleaved View the run must not cross a block boundary of
@@ -170,8 +204,10 @@ KOKKOS_FORCEINLINE_FUNCTION lane_block_t<View, LaneCount> lane_block(const View&
   } else {
     origin = &v(first, 0, 0);
   }
-  return lane_block_t<View, LaneCount>{origin, traits::row_stride(v), traits::col_stride(v),
-                                       traits::lane_stride(v), count, rows, cols};
+  lane_block_row_stride_t<View> rs{};
+  if constexpr (std::is_same<decltype(rs), index_t>::value) rs = traits::row_stride(v);
+  return lane_block_t<View, LaneCount>{origin, rs, traits::col_stride(v), traits::lane_stride(v),
+                                       count, rows, cols};
 }
 
 }  // namespace ibla
