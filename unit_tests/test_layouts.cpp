@@ -1,13 +1,17 @@
 // The interleaved layouts as Kokkos layouts: the offset formula and its
 // padding, and the Kokkos facilities a user relies on (deep_copy between
 // Views and from a scalar, mirrors, const and unmanaged Views, rank-1/2
-// Views).
+// Views), and the prefetch of a block's lines, which the kernels derive
+// from the layout's contiguity.
 #include "support/batch.hpp"
 #include "support/reference.hpp"
 
 #include <ibla/ibla.hpp>
 
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
 
 using namespace ibla_test;
 
@@ -326,4 +330,53 @@ TEST(DeepCopy, EveryPathOfTheCrossSpaceCopy) {
 #if KOKKOS_VERSION < 40000
   EXPECT_FALSE(layout_keeps_padding) << "the staged_beside_src path went untested";
 #endif
+}
+
+// BlockPrefetch (kernels/prefetch.hpp) on the block after the first of a
+// block-interleaved batch: after `steps` calls of step() planned for
+// `steps`, exactly the lines that hold an element of the requested part
+// (the uplo triangle, or the whole block) have been requested, and nothing
+// more comes after. Element widths below, at and above a 64-byte line.
+template <class T, unsigned L>
+void expect_prefetch_lines(const int n) {
+  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  View A("A", 3 * L, n, n);
+  const auto block = ibla::lane_block(A, L, ibla::lanes_c<int(L)>{});
+  const auto line  = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
+  };
+  for (const int part : {0, 1, 2}) {  // lower, upper, whole block
+    std::set<std::uintptr_t> want;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (part == 2 || (part == 0 ? i >= j : i <= j))
+          for (unsigned l = 0; l < L; ++l) want.insert(line(&A(L + l, i, j)));
+    for (const ibla::index_t steps : {1, 2, 3, 7, 36, 1000}) {
+      SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +
+                   std::to_string(n) + " part " + std::to_string(part) + " steps " +
+                   std::to_string(steps));
+      ibla::impl::BlockPrefetch prefetch;
+      if (part == 2) prefetch.add(block);
+      else prefetch.add_triangle(block, part == 0 ? ibla::Uplo::Lower : ibla::Uplo::Upper);
+      prefetch.plan(steps);
+      std::set<std::uintptr_t> got;
+      for (ibla::index_t s = 0; s < steps; ++s)
+        prefetch.step([&](const char* p) { got.insert(line(p)); });
+      EXPECT_EQ(got, want);
+      int after = 0;
+      prefetch.step([&](const char*) { ++after; });
+      EXPECT_EQ(after, 0);
+    }
+  }
+}
+
+TEST(BlockPrefetch, RequestsExactlyTheLinesOfATriangleOrBlock) {
+  for (int n = 1; n <= 32; ++n) {
+    expect_prefetch_lines<double, 8>(n);
+    expect_prefetch_lines<float, 16>(n);
+    expect_prefetch_lines<double, 4>(n);
+    expect_prefetch_lines<float, 8>(n);
+    expect_prefetch_lines<double, 16>(n);
+    expect_prefetch_lines<double, 3>(n);
+  }
 }

@@ -171,7 +171,8 @@ struct PosvBlocks {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // The next block's A and B are requested during the factorization.
     BlockPrefetch prefetch;
-    prefetch_next_block_of_factorization(prefetch, potrf_prefetch_order, first, lanes, A, B);
+    prefetch_next_triangle_of_factorization(prefetch, potrf_prefetch_order, first, lanes, uplo, A,
+                                            B);
     posv_block(member, uplo, lane_block(A, first, lanes), lane_block(B, first, lanes),
                lane_block(info, first, lanes), prefetch);
   }

@@ -1,5 +1,5 @@
 // Software prefetch of the block a host thread computes next, for the
-// batch-level kernels (GEMM, TRSM).
+// batch-level kernels (GEMM, TRSM, and the factorizations past one pass).
 //
 // Within a block the kernels read a matrix a tile row at a time (GEMM NN,
 // n = 32: 256 bytes out of every 2 KB of A per step; TRSM one triangle),
@@ -7,6 +7,20 @@
 // at a third of the memory bandwidth. The next block is contiguous in
 // LayoutBlockInterleaved; its cache lines are requested a slice per tile,
 // spread over the current block's work.
+//
+// Where a kernel reads one triangle of a square operand (TRSM's A, POTRF
+// and POSV), only that triangle is requested, a run of lines per column: the
+// whole block had doubled the lines read from memory for A at n = 32, and
+// with one right-hand side, where A is nearly all the traffic, TRSM had lost
+// more with the prefetch than it gained. Measured (double, 10^4 problems,
+// 2 threads, ibla_bench, sets of 5-8 alternated runs, medians, GFLOP/s
+// whole block -> triangle), flushed: POTRF n = 20 21.1 -> 31.2, 24 27.7 ->
+// 34.5, 32 35.5 -> 41.5 (1.08-1.32x at n = 24, 32 in two more sets); POSV
+// n = 12..32 1.06-1.30x; TRSM nrhs = 1, n = 5..32 1.03-1.43x (n > 8 had no
+// prefetch before). Warm, n = 24 and 32: POTRF 1.07-1.35x, POSV 1.12-1.26x.
+// POTRF and POSV at n = 5..10 moved 0.83-1.24x from set to set, around 1,
+// and TRSM nrhs = n 0.87-1.22x, as GEMM (unchanged) moved 0.92-1.07x in
+// the same runs.
 #pragma once
 
 #include <ibla/core/lanes.hpp>
@@ -16,6 +30,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ibla {
 namespace impl {
@@ -25,21 +40,76 @@ namespace impl {
 /// (GEMM n = 8, 64 matrices: 18 -> 13 GFLOP/s measured).
 inline constexpr size_t prefetch_above_bytes = size_t(1) << 20;
 
+/// A read prefetch of one line into the caches below L1 (where the compiler
+/// has the builtin).
+struct PrefetchLine {
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const char* p) const {
+#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
+    __builtin_prefetch(p, 0, 2);
+#else
+    (void)p;
+#endif
+  }
+};
+
 struct BlockPrefetch {
   static constexpr int max_ranges = 3;
   static constexpr int line       = 64;
-  const char* next[max_ranges] = {};  // next line to request
-  const char* end[max_ranges]  = {};
-  index_t chunk[max_ranges]    = {};  // bytes requested per step
-  int ranges                   = 0;
+  // A range is `runs` runs of bytes, requested one after another: the
+  // current run is [next, end); the run after it starts start_step bytes
+  // after the current one's start (first) and ends end_step bytes after its
+  // end. A contiguous block is one run; one triangle of a block-interleaved
+  // matrix is a run per column (see add_triangle).
+  const char* next[max_ranges]  = {};  // next line to request
+  const char* end[max_ranges]   = {};
+  const char* first[max_ranges] = {};  // start of the current run
+  index_t start_step[max_ranges] = {};
+  index_t end_step[max_ranges]   = {};
+  index_t runs_left[max_ranges]  = {};  // runs after the current one
+  index_t chunk[max_ranges]      = {};  // bytes requested per step
+  int ranges                     = 0;
 
   template <class Block>
   KOKKOS_FORCEINLINE_FUNCTION void add(const Block& b) {
     const index_t n = b.contiguous_size();
     if (n == 0 || ranges == max_ranges) return;
-    next[ranges] = reinterpret_cast<const char*>(b.data);
-    end[ranges]  = next[ranges] + n * index_t(sizeof(*b.data));
+    add_runs(reinterpret_cast<const char*>(b.data), n * index_t(sizeof(*b.data)), 0, 0, 0);
+  }
+  /// The Uplo triangle of a square block (diagonal included), where the
+  /// kernel reads only that one: a column's rows are contiguous in a
+  /// contiguous block, so the triangle is a run per column, and the other
+  /// triangle's lines are never requested.
+  template <class Block>
+  KOKKOS_FORCEINLINE_FUNCTION void add_triangle(const Block& b, const Uplo uplo) {
+    if (b.contiguous_size() == 0 || ranges == max_ranges) return;
+    // In a contiguous block an element's lanes are `row` bytes, one after
+    // another down a column.
+    const index_t size = index_t(sizeof(*b.data));
+    const index_t row  = index_t(b.ptr(1, 0) - b.ptr(0, 0)) * size;
+    const index_t col  = index_t(b.ptr(0, 1) - b.ptr(0, 0)) * size;
+    const char* origin = reinterpret_cast<const char*>(b.ptr(0, 0));
+    const index_t more = index_t(b.cols) - 1;
+    if (uplo == Uplo::Lower) {
+      add_runs(origin, index_t(b.rows) * row, col + row, col, more);  // column j: rows j..n-1
+    } else {
+      add_runs(origin, row, col, col + row, more);  // column j: rows 0..j
+    }
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void add_runs(const char* start, index_t run_bytes,
+                                            index_t start_by, index_t end_by, index_t more) {
+    first[ranges]      = start;
+    next[ranges]       = line_of(start);
+    end[ranges]        = start + run_bytes;
+    start_step[ranges] = start_by;
+    end_step[ranges]   = end_by;
+    runs_left[ranges]  = more;
     ++ranges;
+  }
+  /// The start of p's line: a run is requested from there, so that a run
+  /// starting inside a line (elements narrower than a line) gets its last
+  /// line too.
+  KOKKOS_FORCEINLINE_FUNCTION static const char* line_of(const char* p) {
+    return p - (reinterpret_cast<std::uintptr_t>(p) & std::uintptr_t(line - 1));
   }
   /// Spreads the lines over about `steps` calls of step(): steps is rounded
   /// down to a power of two, so the lines are all requested within the
@@ -50,17 +120,40 @@ struct BlockPrefetch {
     int shift = 0;
     while (shift < 62 && (index_t(2) << shift) <= steps) ++shift;
     for (int r = 0; r < ranges; ++r) {
-      const index_t lines = (index_t(end[r] - next[r]) + line - 1) / line;
+      // What is left of the current run, and the runs after it: each is
+      // end_step - start_step bytes longer than the one before; a run is
+      // requested in whole lines, so it may take up to a line more at
+      // either end.
+      const index_t after = runs_left[r];
+      const index_t bytes = index_t(end[r] - next[r]) + line +
+                            after * (index_t(end[r] - first[r]) + 2 * line) +
+                            (end_step[r] - start_step[r]) * (after * (after + 1) / 2);
+      const index_t lines = (bytes + line - 1) / line;
       chunk[r]            = ((lines + (index_t(1) << shift) - 1) >> shift) * line;
     }
   }
-  KOKKOS_FORCEINLINE_FUNCTION void step() {
-#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
+  /// Requests the next slice of every range: request(p) for the line at p
+  /// (the prefetch instruction; the tests pass a recorder).
+  template <class Request = PrefetchLine>
+  KOKKOS_FORCEINLINE_FUNCTION void step(const Request& request = Request{}) {
+#if !IBLA_IMPL_DEVICE_PASS
     for (int r = 0; r < ranges; ++r) {
-      const char* stop = next[r] + chunk[r] < end[r] ? next[r] + chunk[r] : end[r];
-      for (const char* p = next[r]; p < stop; p += line) __builtin_prefetch(p, 0, 2);
-      next[r] = stop;
+      index_t budget = chunk[r];
+      for (;;) {
+        const char* stop = end[r] - next[r] > budget ? next[r] + budget : end[r];
+        for (const char* p = next[r]; p < stop; p += line) request(p);
+        // Whole lines: a run ends inside a line where elements are narrower.
+        budget -= (index_t(stop - next[r]) + line - 1) / line * line;
+        next[r] = stop;
+        if (stop < end[r] || runs_left[r] == 0 || budget <= 0) break;
+        --runs_left[r];
+        first[r] += start_step[r];
+        end[r] += end_step[r];
+        next[r] = line_of(first[r]);
+      }
     }
+#else
+    (void)request;
 #endif
   }
 };
@@ -105,6 +198,43 @@ KOKKOS_INLINE_FUNCTION void prefetch_next_block_of_factorization(
     const AV& A, const Views&... others) {
   if (A.extent(1) <= size_t(one_pass_order)) return;
   prefetch_next_block(prefetch, first, lanes, A.extent(0), A, others...);
+}
+
+/// prefetch_next_block for an operation that reads only the uplo triangle
+/// of the square A (POTRF, POSV's factorization, TRSM): that triangle of A's
+/// next block, the whole next block of the other operands.
+template <class Lanes, class AV, class... Views>
+KOKKOS_INLINE_FUNCTION void prefetch_next_block_triangle(BlockPrefetch& prefetch,
+                                                         const index_t first, const Lanes lanes,
+                                                         const size_t batch, const Uplo uplo,
+                                                         const AV& A, const Views&... others) {
+#if !IBLA_IMPL_DEVICE_PASS
+  const index_t next = first + max_lanes<Lanes>::value;
+  const size_t bytes = A.span() * sizeof(typename AV::value_type) +
+                       ((others.span() * sizeof(typename Views::value_type)) + ... + size_t(0));
+  if (next < index_t(batch) && bytes > prefetch_above_bytes) {
+    prefetch.add_triangle(lane_block(A, next, lanes), uplo);
+    (prefetch.add(lane_block(others, next, lanes)), ...);
+  }
+#else
+  (void)prefetch;
+  (void)first;
+  (void)lanes;
+  (void)batch;
+  (void)uplo;
+  (void)A;
+  ((void)others, ...);
+#endif
+}
+
+/// prefetch_next_block_of_factorization for a factorization that reads
+/// only the uplo triangle of A (Cholesky).
+template <class Lanes, class AV, class... Views>
+KOKKOS_INLINE_FUNCTION void prefetch_next_triangle_of_factorization(
+    BlockPrefetch& prefetch, const int one_pass_order, const index_t first, const Lanes lanes,
+    const Uplo uplo, const AV& A, const Views&... others) {
+  if (A.extent(1) <= size_t(one_pass_order)) return;
+  prefetch_next_block_triangle(prefetch, first, lanes, A.extent(0), uplo, A, others...);
 }
 
 }  // namespace impl

@@ -690,19 +690,17 @@ struct TrsmBlocks {
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // TRSM reads A a tile row at a time (one triangle), which the hardware
-    // prefetcher does not follow: see prefetch.hpp. The prefetch takes the
-    // whole next block of A, the unused triangle too: measured (double, 10^4
-    // problems, 2 threads, flushed) it paid where B is as wide as a tile or A
-    // is small (nrhs = n: n = 16 10.2 -> 15.5, n = 32 20.2 -> 27.3 GFLOP/s;
-    // nrhs = 1, n = 8: 0.84 -> 1.86) and lost with one right-hand side on
-    // larger A (nrhs = 1, n = 32: 2.9 -> 2.2), where A is nearly all the
-    // traffic. Not for k <= trsm_prefetch_order (see there).
+    // prefetcher does not follow: see prefetch.hpp. The prefetch takes A's
+    // uplo triangle of the next block and B's whole block (measured, double,
+    // 10^4 problems, 2 threads, flushed: nrhs = n, n = 16 10.2 -> 15.5, n =
+    // 32 20.2 -> 27.3 GFLOP/s against no prefetch; with one right-hand side,
+    // where A is nearly all the traffic, the whole block of A had lost at
+    // n = 32, 2.9 -> 2.2, and its triangle gains: see prefetch.hpp). Not for
+    // k <= trsm_prefetch_order (see there).
     const index_t k    = index_t(A.extent(1));
-    const index_t cols = index_t(side == Side::Left ? (BV::rank == 3 ? B.extent(2) : 1)
-                                                    : B.extent(1));
     BlockPrefetch prefetch;
-    if (k > trsm_prefetch_order && (k <= 8 || cols >= trsm_tile_cols))
-      prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B);
+    if (k > trsm_prefetch_order)
+      prefetch_next_block_triangle(prefetch, first, lanes, B.extent(0), uplo, A, B);
     trsm_masked(member, side, uplo, trans, diag, alpha, lane_block(A, first, lanes),
                 lane_block(B, first, lanes), AllLanes{}, prefetch);
     team_sync(member);
