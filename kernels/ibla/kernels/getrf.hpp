@@ -540,6 +540,11 @@ template <class T, int L, int N>
 inline constexpr bool getrf_tests_last_pivot =
     N * N * host_registers_per_value<T, L> > host_simd_registers - 4;
 
+/// Whether those forms test column J's pivot against sfmin: every pivot
+/// but the last, that one as getrf_tests_last_pivot says.
+template <class T, int L, int N, int J>
+inline constexpr bool getrf_tests_pivot = J + 1 < N || getrf_tests_last_pivot<T, L, N>;
+
 /// Square orders up to this one can be factored by getrf_registers_host:
 /// blocks that swap rows where getrf_registers_preferred says so, and
 /// blocks that getrf_crout_pivoted_host hands back (a pivot below sfmin).
@@ -597,7 +602,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   }
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  if constexpr (K + 1 < N || getrf_tests_last_pivot<T, L, N>)
+  if constexpr (getrf_tests_pivot<T, L, N, K>)
     tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
   IBLA_IMPL_UNROLL
   for (int i = K + 1; i < N; ++i) a[i][K] *= scale;
@@ -748,7 +753,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   status = select_bits((piv == T(0)) & (status == T(0)), T(J + 1), status);
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  if constexpr (J + 1 < N || getrf_tests_last_pivot<T, L, N>)
+  if constexpr (getrf_tests_pivot<T, L, N, J>)
     flags |= Index(piv != T(0)) & Index(!(piv_size >= sfmin));
   IBLA_IMPL_UNROLL
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
@@ -915,7 +920,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_columns(const BA& A, T (&W)
   swap_rows_in_registers<J>(c, p);
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  if constexpr (J + 1 < N || getrf_tests_last_pivot<T, L, N>)
+  if constexpr (getrf_tests_pivot<T, L, N, J>)
     tiny |= Index(piv != T(0)) & Index(!(magnitude(piv) >= sfmin));
   IBLA_IMPL_UNROLL
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
