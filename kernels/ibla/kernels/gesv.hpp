@@ -188,13 +188,12 @@ struct GetrsRegisterLane {
 template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
-                                                      const Keep& keep) {
+                                                      const Keep& keep, BlockPrefetch& prefetch) {
   using T           = std::remove_const_t<typename BB::value_type>;
   using Index       = lane_index_t<T>;
   const auto pivots = lane_wide_pivots<N, T>(member, B.lanes, ipiv);
-  BlockPrefetch none;
   register_columns_sharing_reciprocals<N, L, T, Index>(
-      member, B.lanes, B.cols, none, /*unit=*/false, A,
+      member, B.lanes, B.cols, prefetch, /*unit=*/false, A,
       [&](auto divide, Index* redo, const int j, auto reciprocals) {
         return GetrsRegisterLane<N, decltype(divide)::value, BA, decltype(pivots), BB, Keep,
                                  decltype(reciprocals)>{A, pivots, B, keep, redo, j, reciprocals};
@@ -232,10 +231,12 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
   }
 }
 
-/// dgetrs on one block, storing only in lanes where keep(l).
+/// dgetrs on one block, storing only in lanes where keep(l); the prefetch
+/// of the next block is spread over the first triangular solve.
 template <class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const BA& A,
-                                         const BP& ipiv, const BB& B, const Keep& any_keep) {
+                                         const BP& ipiv, const BB& B, const Keep& any_keep,
+                                         BlockPrefetch& prefetch) {
   using T = std::remove_const_t<typename BB::value_type>;
   if (A.rows == 0 || B.cols == 0) return;
   const auto keep = lane_wide_keep<T>(member, B.lanes, any_keep);
@@ -247,7 +248,7 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
       if (member.team_rank() != 0) return;
       if (A.rows <= trsm_register_order) {
         detail::static_switch<trsm_register_order>(A.rows, [&](auto order) {
-          getrs_registers_host<decltype(order)::value, L>(member, A, ipiv, B, keep);
+          getrs_registers_host<decltype(order)::value, L>(member, A, ipiv, B, keep, prefetch);
         });
         return;
       }
@@ -255,14 +256,22 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
 #endif
     // P^T L U X = B: X = U^{-1} L^{-1} (P B).
     laswp<true>(member, B, ipiv, keep);
-    trsm_masked(member, Side::Left, Uplo::Lower, Op::N, Diag::Unit, T(1), A, B, keep);
+    trsm_masked(member, Side::Left, Uplo::Lower, Op::N, Diag::Unit, T(1), A, B, keep, prefetch);
     trsm_masked(member, Side::Left, Uplo::Upper, Op::N, Diag::NonUnit, T(1), A, B, keep);
   } else {
     // U^T L^T P X = B: X = P^T L^{-T} U^{-T} B, the interchanges in reverse.
-    trsm_masked(member, Side::Left, Uplo::Upper, Op::T, Diag::NonUnit, T(1), A, B, keep);
+    trsm_masked(member, Side::Left, Uplo::Upper, Op::T, Diag::NonUnit, T(1), A, B, keep,
+                prefetch);
     trsm_masked(member, Side::Left, Uplo::Lower, Op::T, Diag::Unit, T(1), A, B, keep);
     laswp<false>(member, B, ipiv, keep);
   }
+}
+
+template <class Member, class BA, class BP, class BB, class Keep>
+KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const BA& A,
+                                         const BP& ipiv, const BB& B, const Keep& keep) {
+  BlockPrefetch none;
+  getrs_masked(member, trans, A, ipiv, B, keep, none);
 }
 
 /// team::gesv with the prefetch of the next block (batch-level GESV);
@@ -311,8 +320,14 @@ struct GetrsBlocks {
   BV B;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    team::getrs(member, trans, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
-                lane_block(B, first, lanes));
+    // The next block's A (both triangles are read), B and pivots, as for
+    // TRSM (TrsmBlocks).
+    BlockPrefetch prefetch;
+    if (index_t(A.extent(1)) > trsm_prefetch_order)
+      prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B, ipiv);
+    getrs_masked(member, trans, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
+                 lane_block(B, first, lanes), AllLanes{}, prefetch);
+    team_sync(member);
   }
 };
 template <int DeviceOrder, class AV, class PV, class BV, class IV>
