@@ -160,9 +160,18 @@ KOKKOS_INLINE_FUNCTION void posv(const Member& member, Uplo uplo, const BA& A, c
 }  // namespace team
 
 namespace impl {
+/// Batch-level POTRS prefetches the next block past this order, the largest
+/// of its register forms (trsm_register_order, host only, while ibla::potrs
+/// is compiled in the device pass too).
+inline constexpr index_t potrs_prefetch_order = 8;
+#if !IBLA_IMPL_DEVICE_PASS
+static_assert(potrs_prefetch_order == trsm_register_order,
+              "potrs_prefetch_order: the register forms run without the prefetch");
+#endif
+
 /// Batch-level POTRS; Prefetch: the next block's triangle of A and its B
 /// are requested during the first solve, as in TRSM (TrsmBlocks), for
-/// orders past trsm_register_order (ibla::potrs). A separate instance: the
+/// orders past potrs_prefetch_order (ibla::potrs). A separate instance: the
 /// register forms measured 1.1-1.4x slower at n = 4 and 7 (micro-driver,
 /// 10^4 problems, 2 threads, warm and flushed) when the functor that ran
 /// them also held the prefetch, even empty.
@@ -223,7 +232,7 @@ void potrs(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B) {
   if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV>();
   const index_t batch = index_t(A.extent(0));
-  if (index_t(A.extent(1)) > impl::trsm_register_order) {
+  if (index_t(A.extent(1)) > impl::potrs_prefetch_order) {
     detail::for_each_block<L>(exec, "ibla::potrs", batch, detail::problem_elements(A, B),
                               impl::PotrsBlocks<AV, BV, true>{uplo, A, B});
   } else {
