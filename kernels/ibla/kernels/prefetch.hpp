@@ -158,6 +158,23 @@ struct BlockPrefetch {
   }
 };
 
+/// Whether the block after the one at `first` is prefetched (see
+/// prefetch_next_block): on host, within the batch, for operands beyond
+/// prefetch_above_bytes.
+template <class Lanes, class... Views>
+KOKKOS_INLINE_FUNCTION bool prefetches_next_block(const index_t first, const size_t batch,
+                                                  const Views&... views) {
+#if !IBLA_IMPL_DEVICE_PASS
+  const size_t bytes = ((views.span() * sizeof(typename Views::value_type)) + ...);
+  return first + max_lanes<Lanes>::value < index_t(batch) && bytes > prefetch_above_bytes;
+#else
+  (void)first;
+  (void)batch;
+  ((void)views, ...);
+  return false;
+#endif
+}
+
 /// Plans in `prefetch` (empty, default-constructed) the prefetch of the
 /// block after the one at `first` (of a batch of `batch` matrices) for the
 /// operand Views: nothing on device, for batches within
@@ -173,19 +190,8 @@ template <class Lanes, class... Views>
 KOKKOS_INLINE_FUNCTION void prefetch_next_block(BlockPrefetch& prefetch, const index_t first,
                                                 const Lanes lanes, const size_t batch,
                                                 const Views&... views) {
-#if !IBLA_IMPL_DEVICE_PASS
-  const index_t next = first + max_lanes<Lanes>::value;
-  const size_t bytes = ((views.span() * sizeof(typename Views::value_type)) + ...);
-  if (next < index_t(batch) && bytes > prefetch_above_bytes) {
-    (prefetch.add(lane_block(views, next, lanes)), ...);
-  }
-#else
-  (void)prefetch;
-  (void)first;
-  (void)lanes;
-  (void)batch;
-  ((void)views, ...);
-#endif
+  if (prefetches_next_block<Lanes>(first, batch, views...))
+    (prefetch.add(lane_block(views, first + max_lanes<Lanes>::value, lanes)), ...);
 }
 
 /// prefetch_next_block for a factorization of the n x n matrices of A (and
@@ -208,23 +214,11 @@ KOKKOS_INLINE_FUNCTION void prefetch_next_block_triangle(BlockPrefetch& prefetch
                                                          const index_t first, const Lanes lanes,
                                                          const size_t batch, const Uplo uplo,
                                                          const AV& A, const Views&... others) {
-#if !IBLA_IMPL_DEVICE_PASS
-  const index_t next = first + max_lanes<Lanes>::value;
-  const size_t bytes = A.span() * sizeof(typename AV::value_type) +
-                       ((others.span() * sizeof(typename Views::value_type)) + ... + size_t(0));
-  if (next < index_t(batch) && bytes > prefetch_above_bytes) {
+  if (prefetches_next_block<Lanes>(first, batch, A, others...)) {
+    const index_t next = first + max_lanes<Lanes>::value;
     prefetch.add_triangle(lane_block(A, next, lanes), uplo);
     (prefetch.add(lane_block(others, next, lanes)), ...);
   }
-#else
-  (void)prefetch;
-  (void)first;
-  (void)lanes;
-  (void)batch;
-  (void)uplo;
-  (void)A;
-  ((void)others, ...);
-#endif
 }
 
 /// prefetch_next_block_of_factorization for a factorization that reads
