@@ -117,6 +117,19 @@ KOKKOS_FORCEINLINE_FUNCTION void for_each_lane(const Member& member, Count count
 #endif
 }
 
+/// The lane (0 .. vector_length - 1) a thread stands for, in a device team
+/// of that vector length whose threads each keep one lane's state across
+/// team barriers (see for_each_lane_group): ThreadVectorRange gives each
+/// vector thread one index of a range as long as the vector. Device code
+/// only: on host one thread runs every index.
+template <class Member>
+KOKKOS_FORCEINLINE_FUNCTION int team_vector_lane(const Member& member, const int vector_length) {
+  int lane = 0;
+  Kokkos::parallel_for(Kokkos::ThreadVectorRange(member, vector_length),
+                       [&](const int v) { lane = v; });
+  return lane;
+}
+
 /// Makes the results of a team operation visible to every thread of the team.
 /// Free when the team has one thread, as in ibla's own batch-level kernels.
 template <class Member>

@@ -171,6 +171,18 @@ constexpr int vector_length_for(int lanes) {
   return v;
 }
 
+/// The team functor of for_each_lane_group.
+template <int S, class Op>
+struct LaneGroupLoop {
+  Op op;
+  index_t batch;
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    const index_t first = index_t(member.league_rank()) * S;
+    op(member, first, batch - first < S ? int(batch - first) : S);
+  }
+};
+
 /// Elements (of all operands) a host team works through per league index at
 /// least: blocks of tiny problems are grouped until they reach it. A league
 /// index (a team member made, a rendezvous) costs about as much as a 2 x 2
@@ -213,6 +225,36 @@ void for_each_block(const ExecSpace& exec, const char* label, index_t batch,
   constexpr int vector_length = is_host_space_v<ExecSpace> ? 1 : vector_length_for(L);
   Kokkos::TeamPolicy<ExecSpace> policy(exec, int(teams), 1, vector_length);
   Kokkos::parallel_for(label, policy, BlockLoop<L, Op>{op, batch, per_team});
+}
+
+/// Runs op(member, first, count) once per group of S consecutive matrices
+/// [first, first + count) of the batch, count = S but in the last group, one
+/// team per group: S vector threads, one per lane (neighbouring threads,
+/// neighbouring matrices, so their loads coalesce), times threads_per_lane
+/// team ranks, which split the work on each matrix among them. For device
+/// kernels whose threads cooperate on a block (GEMM's tiles, GETRF's rows);
+/// the team-level API and for_each_block give a block one thread per lane.
+/// MaxThreads bounds S * threads_per_lane and is the kernel's launch bound
+/// (the registers the compiler may give a thread: 64K / MaxThreads).
+/// scratch_bytes: the team's shared memory.
+template <int S, int MaxThreads, class ExecSpace, class Op>
+void for_each_lane_group(const ExecSpace& exec, const char* label, index_t batch,
+                         int threads_per_lane, size_t scratch_bytes, const Op& op) {
+  static_assert(!is_host_space_v<ExecSpace>, "for_each_lane_group: device execution spaces only");
+  static_assert(S == vector_length_for(S), "for_each_lane_group: S is a power of two up to 32");
+  if (batch <= 0) return;
+  const index_t groups = (batch + S - 1) / S;
+  Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<MaxThreads, 1>> policy(
+      exec, int(groups), threads_per_lane, S);
+  if (scratch_bytes > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
+  Kokkos::parallel_for(label, policy, LaneGroupLoop<S, Op>{op, batch});
+}
+
+/// Whether groups of S lanes (for_each_lane_group) stay inside the blocks of
+/// the batch's layouts: S divides block_lanes, the L of choose_block_lanes
+/// (that of the block-interleaved operands, else the default).
+constexpr bool lane_groups_fit(int S, int block_lanes) {
+  return block_lanes == 0 || block_lanes % S == 0;
 }
 
 }  // namespace detail
