@@ -345,6 +345,22 @@ struct GesvBlocks {
                             lane_block(B, first, lanes), lane_block(info, first, lanes), prefetch);
   }
 };
+/// The solve of a device GESV whose factorization ran as its own kernel
+/// (GetrfTeamRows): getrs on the lanes whose info is 0; the others keep B.
+template <class AV, class PV, class BV, class IV>
+struct GesvSolveBlocks {
+  AV A;
+  PV ipiv;
+  BV B;
+  IV info;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+    const auto info_block = lane_block(info, first, lanes);
+    getrs_masked(member, Op::N, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
+                 lane_block(B, first, lanes), InfoIsZero<decltype(info_block)>{info_block});
+    team_sync(member);
+  }
+};
 }  // namespace impl
 
 /// Batched solve with an LU factorization from ibla::getrf: op(A(b)) X = B(b).
@@ -415,6 +431,15 @@ void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const
   }
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV, IV>();
   const index_t n = index_t(A.extent(1));
+  if constexpr (!is_host_space_v<ExecSpace>) {
+    // The orders whose device factorization is GetrfTeamRows: that kernel,
+    // then the solve as a second one (the rows' team shape is GETRF's own).
+    if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) {
+      detail::for_each_block<L>(exec, "ibla::gesv(solve)", batch, detail::problem_elements(A, B),
+                                impl::GesvSolveBlocks<AV, PV, BV, IV>{A, ipiv, B, info});
+      return;
+    }
+  }
   impl::with_getrf_device_order<T, ExecSpace>(n, n, [&](auto order) {
     detail::for_each_block<L>(
         exec, "ibla::gesv", batch, detail::problem_elements(A, B),

@@ -1244,12 +1244,159 @@ struct GetrfBlocks {
   }
 };
 
+/// Device form for square orders N from getrf_team_rows_from, where
+/// one thread per matrix no longer holds it in registers: a team per S
+/// matrices with one thread per row and matrix (team rank: the row, vector
+/// thread: the matrix), each holding its row in registers. At step k the
+/// rows write their column-k entries to shared memory, every thread of a
+/// matrix searches them alike (idamax's rule, as getrf_registers_lane), the
+/// pivot row and row k trade places through shared memory, and the rows
+/// below k scale and update themselves from the pivot row there: two team
+/// barriers a step, the matrix read and written once. Same operations in
+/// the same order per element as getrf_registers_lane (reciprocal unless
+/// the pivot is zero or below sfmin, updates fused in increasing k), so the
+/// same bits, pivots and info.
+template <int N, int S, class AV, class PV, class IV>
+struct GetrfTeamRows {
+  using T = typename AV::non_const_value_type;
+  template <class ScratchSpace>
+  using Scratch = Kokkos::View<T**, Kokkos::LayoutRight, ScratchSpace, Kokkos::MemoryUnmanaged>;
+  AV A;
+  PV ipiv;
+  IV info;
+
+  /// Shared memory a team needs: a column, the pivot row and row k, each
+  /// N x S (lanes contiguous: a warp's accesses fall in distinct banks).
+  template <class ExecSpace>
+  static size_t scratch_bytes() {
+    return 3 * Scratch<typename ExecSpace::scratch_memory_space>::shmem_size(N, S);
+  }
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, const index_t first,
+                                         const int count) const {
+    using Shared  = Scratch<typename Member::execution_space::scratch_memory_space>;
+    const T sfmin = Kokkos::Experimental::norm_min<T>::value;
+    const Shared column(member.team_scratch(0), N, S), pivot_row(member.team_scratch(0), N, S),
+        row_k(member.team_scratch(0), N, S);
+    const auto a_block = lane_block(A, first, count);
+    const auto p_block = lane_block(ipiv, first, count);
+    const auto i_block = lane_block(info, first, count);
+    const int l = team_vector_lane(member, S), i = member.team_rank();
+    // Lanes past the batch's end run along (they must reach every barrier)
+    // on zeros, and neither read nor write.
+    const bool live = l < count;
+    T a[N];
+    IBLA_IMPL_UNROLL
+    for (int j = 0; j < N; ++j) a[j] = live ? a_block(i, j, l) : T(0);
+    int status = 0;
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) {
+      if (i >= k) column(i, l) = a[k];
+      member.team_barrier();
+      int p  = k;
+      T piv  = column(k, l);
+      T amax = abs_select(piv);
+      IBLA_IMPL_UNROLL
+      for (int r = k + 1; r < N; ++r) {
+        const T x       = column(r, l);
+        const T v       = abs_select(x);
+        const bool more = v > amax;
+        amax            = more ? v : amax;
+        piv             = more ? x : piv;
+        p               = more ? r : p;
+      }
+      status = (piv == T(0) && status == 0) ? k + 1 : status;
+      if (i == p) {
+        IBLA_IMPL_UNROLL
+        for (int j = 0; j < N; ++j) pivot_row(j, l) = a[j];
+      } else if (i == k) {
+        IBLA_IMPL_UNROLL
+        for (int j = 0; j < N; ++j) row_k(j, l) = a[j];
+      }
+      member.team_barrier();
+      if (i == k) {
+        IBLA_IMPL_UNROLL
+        for (int j = 0; j < N; ++j) a[j] = pivot_row(j, l);
+        if (live) p_block(k, 0, l) = p + 1;
+      } else if (i == p) {
+        IBLA_IMPL_UNROLL
+        for (int j = 0; j < N; ++j) a[j] = row_k(j, l);
+      }
+      if (i > k) {
+        if (piv != T(0)) {
+          if (!(abs_select(piv) >= sfmin)) {
+            a[k] = a[k] / piv;
+          } else {
+            a[k] = a[k] * (T(1) / piv);
+          }
+        }
+        IBLA_IMPL_UNROLL
+        for (int j = k + 1; j < N; ++j) a[j] = fused_mul_add(-a[k], pivot_row(j, l), a[j]);
+      }
+      // The next step's writes to the column and the rows come after its
+      // first barrier, when every thread has read this step's.
+    }
+    if (live) {
+      IBLA_IMPL_UNROLL
+      for (int j = 0; j < N; ++j) a_block(i, j, l) = a[j];
+      if (i == 0) i_block(0, 0, l) = status;
+    }
+  }
+};
+
 /// info(b) = 0 for every problem: the whole answer when min(m, n) == 0.
 template <class IV>
 struct ZeroInfo {
   IV info;
   KOKKOS_INLINE_FUNCTION void operator()(const index_t b) const { info(b) = 0; }
 };
+
+/// The square orders the batch-level device GETRF runs as GetrfTeamRows:
+/// from where getrf_registers_lane spills or loses to it, to 32 (a team of
+/// S * N threads, one row each). Measured on an H200 (scratch driver, batch
+/// 100,000 random matrices in LayoutBlockInterleaved<32>, L2 overwritten
+/// before each of 9 calls, median, GFLOP/s; every form gave the same bits,
+/// pivots and info as getrf_registers_lane or getrf_lanes), the form it
+/// replaces -> GetrfTeamRows with the S of getrf_team_rows_lanes: double
+/// n = 12 724 -> 789, 16 387 -> 756, 20 158 -> 791, 24 162 -> 747, 32 165
+/// -> 590; float n = 12 1772 -> 1185 (kept in registers), 16 1009 -> 1353,
+/// 20 705 -> 1487, 24 231 -> 1420, 32 232 -> 1295. cuBLAS getrfBatched on
+/// the same GPU (see the README): double 637, 620, 829, 1305 and float
+/// 978, 825, 1113, 1783 at n = 16, 20, 24, 32.
+template <class T>
+inline constexpr int getrf_team_rows_from = sizeof(T) >= 8 ? 12 : 15;
+inline constexpr int getrf_team_rows_order = 32;
+
+/// Matrices per team of GetrfTeamRows of order N: the fastest of S = 8, 16,
+/// 32 in the run above at n = 12, 16, 20, 24, 32, taken for the orders
+/// around each.
+template <class T, int N>
+inline constexpr int getrf_team_rows_lanes =
+    sizeof(T) >= 8 ? (N <= 16 ? 16 : N <= 28 ? 8 : 32) : (N <= 16 ? 32 : N <= 28 ? 16 : 32);
+
+/// Runs the batch-level GETRF of square n x n problems as GetrfTeamRows and
+/// returns true, where the device takes that form for T and the layouts' L
+/// (block_lanes); else returns false.
+template <class T, int BlockLanes, class ExecSpace, class AV, class PV, class IV>
+bool getrf_team_rows(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
+  const index_t m = index_t(A.extent(1)), n = index_t(A.extent(2));
+  constexpr int from = getrf_team_rows_from<T>;
+  if (m != n || n < from || n > getrf_team_rows_order) return false;
+  bool done = false;
+  detail::host_static_switch<getrf_team_rows_order - from + 1>(int(n - from + 1), [&](auto above) {
+    constexpr int N = from - 1 + decltype(above)::value;
+    constexpr int S = getrf_team_rows_lanes<T, N>;
+    if constexpr (detail::lane_groups_fit(S, BlockLanes)) {
+      using Rows = GetrfTeamRows<N, S, AV, PV, IV>;
+      detail::for_each_lane_group<S, S * N>(exec, "ibla::getrf(team rows)", index_t(A.extent(0)), N,
+                                            Rows::template scratch_bytes<ExecSpace>(),
+                                            Rows{A, ipiv, info});
+      done = true;
+    }
+  });
+  return done;
+}
 
 }  // namespace impl
 
@@ -1304,6 +1451,9 @@ void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
     return;
   }
   constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, IV>();
+  if constexpr (!is_host_space_v<ExecSpace>) {
+    if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) return;
+  }
   impl::with_getrf_device_order<T, ExecSpace>(m, n, [&](auto order) {
     detail::for_each_block<L>(
         exec, "ibla::getrf", batch, detail::problem_elements(A),
