@@ -224,3 +224,75 @@ TEST(DeterminismAcrossLayouts, Gemm) {
     EXPECT_TRUE(bitwise_same(c.run<ibla::LayoutBlockInterleaved<5>>(exec), ref)) << "Block<5>";
   }
 }
+
+// On a GPU, batch-level GEMM of orders from gemm_team_tiles_order up runs as
+// a kernel whose teams give each thread one tile of one matrix
+// (GemmTeamTiles, tiles of up to 8 x 8, cut at the matrix's edge), while the
+// team-level API keeps one thread per matrix (gemm_tile's 4 x 4 tiles). Each
+// element gets the same fused operations in the same order either way, so a
+// user's kernel calling ibla::team::gemm must get the bits ibla::gemm gives:
+// square and rectangular, transposed operands, beta zero or not, the last
+// group of lanes partial. On host both calls run the same forms.
+template <class T, class AV, class CV>
+struct TeamLevelGemm {
+  Op ta, tb;
+  T alpha, beta;
+  AV A, B;
+  CV C;
+  index_t batch;
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    constexpr int L     = ibla::block_lanes_of<CV>::value;
+    const index_t first = index_t(member.league_rank()) * L;
+    const int count     = batch - first < L ? int(batch - first) : L;
+    ibla::team::gemm(member, ta, tb, alpha, ibla::lane_block(A, first, count),
+                     ibla::lane_block(B, first, count), beta, ibla::lane_block(C, first, count));
+  }
+};
+
+TEST(DeterminismDeviceForm, BatchGemmMatchesTeamLevel) {
+  using T      = double;
+  constexpr int L = 32;
+  using Layout = ibla::LayoutBlockInterleaved<L>;
+  using Exec   = Kokkos::DefaultExecutionSpace;
+  const index_t batch = 3 * L + 7;
+  struct Shape {
+    int m, n, k;
+    Op ta, tb;
+  };
+  const Shape shapes[] = {{12, 12, 12, Op::N, Op::N}, {13, 13, 13, Op::T, Op::N},
+                          {16, 16, 16, Op::N, Op::N}, {17, 19, 5, Op::N, Op::T},
+                          {20, 20, 20, Op::T, Op::T}, {24, 24, 24, Op::N, Op::N},
+                          {29, 31, 30, Op::N, Op::N}, {32, 32, 32, Op::N, Op::N},
+                          {40, 36, 8, Op::T, Op::N}};
+  for (const Shape& s : shapes)
+    for (const T beta : {T(0), T(0.5)}) {
+      SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
+                                        << beta);
+      const int ar = s.ta == Op::N ? s.m : s.k, ac = s.ta == Op::N ? s.k : s.m;
+      const int br = s.tb == Op::N ? s.k : s.n, bc = s.tb == Op::N ? s.n : s.k;
+      const auto hA = random_batch<T>(batch, ar, ac, 31 + s.m);
+      const auto hB = random_batch<T>(batch, br, bc, 32 + s.n);
+      const auto hC = random_batch<T>(batch, s.m, s.n, 33 + s.k);
+      auto run = [&](const bool team_level) {
+        auto A = make_view<T, Layout>("A", batch, ar, ac);
+        auto B = make_view<T, Layout>("B", batch, br, bc);
+        auto C = make_view<T, Layout>("C", batch, s.m, s.n);
+        fill_view(A, hA);
+        fill_view(B, hB);
+        fill_view(C, hC);
+        if (team_level) {
+          const int vector = ibla::is_host_space_v<Exec> ? 1 : L;
+          Kokkos::parallel_for("team-level",
+                               Kokkos::TeamPolicy<Exec>(int((batch + L - 1) / L), 1, vector),
+                               TeamLevelGemm<T, decltype(A), decltype(C)>{
+                                   s.ta, s.tb, T(1.5), beta, A, B, C, batch});
+        } else {
+          ibla::gemm(Exec(), s.ta, s.tb, T(1.5), A, B, beta, C);
+        }
+        Kokkos::fence();
+        return read_view(C);
+      };
+      EXPECT_TRUE(bitwise_same(run(false), run(true)));
+    }
+}

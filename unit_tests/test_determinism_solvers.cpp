@@ -382,3 +382,89 @@ TEST(DeterminismSolversDeviceForm, GetrfRegistersLaneMatchesGetrf) {
   check_device_register_form<float>(
       std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, most_float>{});
 }
+
+// On a GPU, batch-level GETRF and GESV factor the orders from
+// getrf_team_rows_from up in a kernel of their own (GetrfTeamRows: a thread
+// per row of each matrix, the pivot search and the interchanges through
+// shared memory), while the team-level API keeps one thread per matrix
+// (getrf_registers_lane, getrf_lanes). Both do the same operations per
+// element in the same order, so a user's kernel calling ibla::team::getrf
+// or ibla::team::gesv must get the bits, pivots and info ibla::getrf and
+// ibla::gesv give: ties, NaN, zero and subnormal pivots included (the
+// pattern batch), and the last group of lanes partial. On host both calls
+// run the same forms.
+template <class AV, class PV, class BV, class IV>
+struct TeamLevelGesv {
+  AV A;
+  PV ipiv;
+  BV B;
+  IV info;
+  index_t batch;
+  bool solve;
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    constexpr int L       = ibla::block_lanes_of<AV>::value;
+    const index_t first   = index_t(member.league_rank()) * L;
+    const int count       = batch - first < L ? int(batch - first) : L;
+    const auto a          = ibla::lane_block(A, first, count);
+    const auto p          = ibla::lane_block(ipiv, first, count);
+    const auto i          = ibla::lane_block(info, first, count);
+    if (solve) {
+      ibla::team::gesv(member, a, p, ibla::lane_block(B, first, count), i);
+    } else {
+      ibla::team::getrf(member, a, p, i);
+    }
+  }
+};
+
+template <class T>
+void check_batch_against_team_level(const int n, const bool solve) {
+  constexpr int L = 32;
+  using Layout    = ibla::LayoutBlockInterleaved<L>;
+  using Exec      = Kokkos::DefaultExecutionSpace;
+  SCOPED_TRACE(::testing::Message() << "n " << n << (solve ? " gesv" : " getrf"));
+  const HostBatch<T> A = getrf_pattern_batch<T>(L, n, false);
+  const index_t batch  = A.batch;
+  const HostBatch<T> B = random_batch<T>(batch, n, 2, 7 + n);
+  auto run = [&](const bool team_level) {
+    auto vA = make_view<T, Layout>("A", batch, n, n);
+    auto vB = make_view<T, Layout>("B", batch, n, 2);
+    Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
+    Kokkos::View<int*, Layout> info("info", batch);
+    fill_view(vA, A);
+    fill_view(vB, B);
+    if (team_level) {
+      const int vector = ibla::is_host_space_v<Exec> ? 1 : L;
+      Kokkos::parallel_for(
+          "team-level", Kokkos::TeamPolicy<Exec>(int((batch + L - 1) / L), 1, vector),
+          TeamLevelGesv<decltype(vA), decltype(ipiv), decltype(vB), decltype(info)>{
+              vA, ipiv, vB, info, batch, solve});
+    } else if (solve) {
+      ibla::gesv(Exec(), vA, ipiv, vB, info);
+    } else {
+      ibla::getrf(Exec(), vA, ipiv, info);
+    }
+    Kokkos::fence();
+    Factored<T, Layout> f{read_view(vA), Kokkos::create_mirror_view(ipiv),
+                          Kokkos::create_mirror_view(info)};
+    mirror_copy(f.ipiv, ipiv);
+    mirror_copy(f.info, info);
+    return std::make_pair(f, read_view(vB));
+  };
+  const auto want = run(true);
+  const auto got  = run(false);
+  ASSERT_TRUE(bitwise_same(got.first.A, want.first.A));
+  ASSERT_TRUE(bitwise_same(got.second, want.second));
+  for (index_t b = 0; b < batch; ++b) {
+    for (int k = 0; k < n; ++k)
+      ASSERT_EQ(got.first.ipiv(b, k), want.first.ipiv(b, k)) << "ipiv(" << b << ", " << k << ")";
+    ASSERT_EQ(got.first.info(b), want.first.info(b)) << "info(" << b << ")";
+  }
+}
+
+TEST(DeterminismSolversDeviceForm, BatchGetrfAndGesvMatchTeamLevel) {
+  for (const bool solve : {false, true}) {
+    for (int n : {11, 12, 13, 16, 17, 20, 23, 29, 32}) check_batch_against_team_level<double>(n, solve);
+    for (int n : {14, 15, 16, 20, 21, 28, 32}) check_batch_against_team_level<float>(n, solve);
+  }
+}
