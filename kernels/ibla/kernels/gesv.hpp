@@ -22,6 +22,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+
 #include <type_traits>
 
 namespace ibla {
@@ -312,12 +314,16 @@ KOKKOS_INLINE_FUNCTION void gesv(const Member& member, const BA& A, const BP& ip
 }  // namespace team
 
 namespace impl {
-template <class AV, class PV, class BV>
+/// Batch-level GETRS; with an info View (IV), the solve of a device GESV
+/// whose factorization ran as its own kernel (GetrfTeamRows), where only
+/// the lanes whose info is 0 take the solution and the others keep B.
+template <class AV, class PV, class BV, class IV = std::nullptr_t>
 struct GetrsBlocks {
   Op trans;
   AV A;
   PV ipiv;
   BV B;
+  IV info{};
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // The next block's A (both triangles are read), B and pivots, as for
@@ -325,8 +331,16 @@ struct GetrsBlocks {
     BlockPrefetch prefetch;
     if (index_t(A.extent(1)) > trsm_prefetch_order)
       prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B, ipiv);
-    getrs_masked(member, trans, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
-                 lane_block(B, first, lanes), AllLanes{}, prefetch);
+    auto solve = [&](const auto& keep) {
+      getrs_masked(member, trans, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
+                   lane_block(B, first, lanes), keep, prefetch);
+    };
+    if constexpr (std::is_null_pointer<IV>::value) {
+      solve(AllLanes{});
+    } else {
+      const auto info_block = lane_block(info, first, lanes);
+      solve(InfoIsZero<decltype(info_block)>{info_block});
+    }
     team_sync(member);
   }
 };
@@ -343,22 +357,6 @@ struct GesvBlocks {
     prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A, B);
     gesv_block<DeviceOrder>(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
                             lane_block(B, first, lanes), lane_block(info, first, lanes), prefetch);
-  }
-};
-/// The solve of a device GESV whose factorization ran as its own kernel
-/// (GetrfTeamRows): getrs on the lanes whose info is 0; the others keep B.
-template <class AV, class PV, class BV, class IV>
-struct GesvSolveBlocks {
-  AV A;
-  PV ipiv;
-  BV B;
-  IV info;
-  template <class Member, class Lanes>
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    const auto info_block = lane_block(info, first, lanes);
-    getrs_masked(member, Op::N, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
-                 lane_block(B, first, lanes), InfoIsZero<decltype(info_block)>{info_block});
-    team_sync(member);
   }
 };
 }  // namespace impl
@@ -436,7 +434,7 @@ void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const
     // then the solve as a second one (the rows' team shape is GETRF's own).
     if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) {
       detail::for_each_block<L>(exec, "ibla::gesv(solve)", batch, detail::problem_elements(A, B),
-                                impl::GesvSolveBlocks<AV, PV, BV, IV>{A, ipiv, B, info});
+                                impl::GetrsBlocks<AV, PV, BV, IV>{Op::N, A, ipiv, B, info});
       return;
     }
   }
