@@ -242,9 +242,7 @@ struct TeamLevelGemm {
   index_t batch;
   template <class Member>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
-    constexpr int L     = ibla::block_lanes_of<CV>::value;
-    const index_t first = index_t(member.league_rank()) * L;
-    const int count     = batch - first < L ? int(batch - first) : L;
+    const auto [first, count] = team_block<ibla::block_lanes_of<CV>::value>(member, batch);
     ibla::team::gemm(member, ta, tb, alpha, ibla::lane_block(A, first, count),
                      ibla::lane_block(B, first, count), beta, ibla::lane_block(C, first, count));
   }

@@ -403,12 +403,10 @@ struct TeamLevelGesv {
   bool solve;
   template <class Member>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
-    constexpr int L       = ibla::block_lanes_of<AV>::value;
-    const index_t first   = index_t(member.league_rank()) * L;
-    const int count       = batch - first < L ? int(batch - first) : L;
-    const auto a          = ibla::lane_block(A, first, count);
-    const auto p          = ibla::lane_block(ipiv, first, count);
-    const auto i          = ibla::lane_block(info, first, count);
+    const auto [first, count] = team_block<ibla::block_lanes_of<AV>::value>(member, batch);
+    const auto a = ibla::lane_block(A, first, count);
+    const auto p = ibla::lane_block(ipiv, first, count);
+    const auto i = ibla::lane_block(info, first, count);
     if (solve) {
       ibla::team::gesv(member, a, p, ibla::lane_block(B, first, count), i);
     } else {

@@ -243,4 +243,17 @@ inline std::vector<index_t> batch_counts(int lanes) {
   return out;
 }
 
+/// The matrices [first, first + count) that team league_rank() of a user's
+/// kernel takes, one block of L per team (count < L in the last): for the
+/// tests that call the team-level API the way a user does.
+struct TeamBlock {
+  index_t first;
+  int count;
+};
+template <int L, class Member>
+KOKKOS_INLINE_FUNCTION TeamBlock team_block(const Member& member, const index_t batch) {
+  const index_t first = index_t(member.league_rank()) * L;
+  return {first, batch - first < L ? int(batch - first) : L};
+}
+
 }  // namespace ibla_test
