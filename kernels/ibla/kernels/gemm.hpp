@@ -190,16 +190,31 @@ KOKKOS_INLINE_FUNCTION void scale_block(const Member& member, const T beta, cons
 /// (median of 3 alternated runs, best repetition) warm 25.0 -> 51.5 GFLOP/s,
 /// flushed 17.5 -> 16.9 without the software prefetch (see GemmBlocks), 15.7
 /// with it; with two registers per value (L = 16) the 5 x 5 tile spilled
-/// (0.90x).
+/// (0.90x). With 16 registers (AVX2) a tile of order N holds N * N
+/// accumulators and a column of A, N + 1 values a row: up to the largest N
+/// (at most 4) whose values fit them, 3 for one register per value (L = 4
+/// doubles), 2 for two (L = 8), 1 for four; larger orders take gemm_tiles'
+/// 3 x 4 or 1 x 4 tiles as a compile-time sequence (gemm_fixed_order).
+/// Measured on Zen 3 (the micro-driver of gemm_fixed_order, the better L)
+/// against the 4 x 4 tile, which spilled: n = 2 5.1 -> 6.2, 3 8.5 -> 9.6,
+/// 4 9.9 -> 13.1 GFLOP/s.
+constexpr int gemm_narrow_single_tile_order(const int registers_per_value) {
+  int order = 1;
+  while (order < 4 &&
+         (order + 1) * (order + 2) * registers_per_value <= host_simd_registers)
+    ++order;
+  return order;
+}
 template <class T, int L>
 inline constexpr int gemm_single_tile_order =
-    !IBLA_IMPL_DEVICE_PASS && host_has_wide_register_file && host_registers_per_value<T, L> == 1
-        ? 5
-        : 4;
+    IBLA_IMPL_DEVICE_PASS          ? 4
+    : host_has_wide_register_file ? (host_registers_per_value<T, L> == 1 ? 5 : 4)
+                                  : gemm_narrow_single_tile_order(host_registers_per_value<T, L>);
 
 /// Square GEMMs of order above gemm_single_tile_order and up to this one
 /// run gemm_tiles' tiles as a compile-time sequence (gemm_order_tiles),
-/// where a lane value is one register (as for the single tile), in full
+/// where a lane value is one register of 32 (as for the single tile) or one
+/// or two of 16 (see below), in full
 /// blocks (L > 0, the vector form; the last, partial block of a batch keeps
 /// the loops, same bits). The tiles are the loops' own instances (k a
 /// runtime count), so this adds no tile code to compile. Measured with
@@ -211,9 +226,19 @@ inline constexpr int gemm_single_tile_order =
 /// in a micro-benchmark of repeated calls but 34.1 in ibla_bench, flushed
 /// 0.91-0.93x, and eight new tile instances per configuration: the tests'
 /// GEMM instance unit compiled in 27 s against 18 s), and a compile-time k
-/// (no faster).
+/// (no faster). With 16 registers (AVX2), where a lane value takes one or
+/// two of them (L = 4 or 8 doubles: tiles of 3 x 4 or 1 x 4), up to 10.
+/// Measured on Zen 3 (1-thread micro-driver: ibla::gemm NN on 1024
+/// problems in cache, best of 400 calls, 3 alternated runs, the better L,
+/// GFLOP/s) against the loops: n = 5 9.2 -> 16.0, 6 12.2 -> 17.6, 7 12.2
+/// -> 13.3, 8 15.0 -> 16.8, 9 12.2 -> 15.3, 10 14.1 -> 16.2; at n = 12 no
+/// faster (18.9 both ways), so not beyond 10.
 template <class T, int L>
-inline constexpr int gemm_fixed_order = L > 0 && gemm_single_tile_order<T, L> == 5 ? 8 : 0;
+inline constexpr int gemm_fixed_order =
+    L <= 0 || IBLA_IMPL_DEVICE_PASS      ? 0
+    : gemm_single_tile_order<T, L> == 5 ? 8
+    : !host_has_wide_register_file && host_registers_per_value<T, L> <= 2 ? 10
+                                                                          : 0;
 
 /// Extent of tile t of a compile-time order N cut in tiles of Size.
 KOKKOS_FORCEINLINE_FUNCTION constexpr int tile_extent(const int N, const int Size, const int t) {
