@@ -722,9 +722,10 @@ inline constexpr int getrf_crout_order =
         : 16;
 
 /// Column J and the following ones of getrf_crout_host, for lane l: the
-/// column is loaded into registers, receives the updates of the columns
-/// before it (read back from W) in increasing k, is checked for a row
-/// below beating its diagonal, scaled, and stored to W. Each element gets
+/// column is loaded into registers and kept in W as it was, receives the
+/// updates of the columns before it (read back from A) in increasing k, is
+/// checked for a row below beating its diagonal, scaled, and stored to A.
+/// Each element gets
 /// the operations of the right-looking steps (getrf_register_steps,
 /// getrf_lanes_host) in the same order: updates in increasing k, then the
 /// scaling by the same reciprocal; so the same bits. A function template
@@ -737,9 +738,11 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   IBLA_IMPL_UNROLL
   for (int i = 0; i < N; ++i) c[i] = A(i, J, l);
   IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i) W[i][J][l] = c[i];
+  IBLA_IMPL_UNROLL
   for (int k = 0; k < J; ++k)
     IBLA_IMPL_UNROLL
-    for (int i = k + 1; i < N; ++i) c[i] = fused_mul_add(-W[i][k][l], c[k], c[i]);
+    for (int i = k + 1; i < N; ++i) c[i] = fused_mul_add(-A(i, k, l), c[k], c[i]);
   // A row below beating the diagonal (idamax would pick it; a NaN never
   // beats, nor is beaten): independent compares or-ed together. A running
   // maximum, a chain of compare and select per row, was a quarter of the
@@ -758,7 +761,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   IBLA_IMPL_UNROLL
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
   IBLA_IMPL_UNROLL
-  for (int i = 0; i < N; ++i) W[i][J][l] = c[i];
+  for (int i = 0; i < N; ++i) A(i, J, l) = c[i];
   if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, l, status, flags);
 }
 
@@ -782,11 +785,20 @@ struct GetrfCroutLane {
 /// Host form for a full block of square N x N matrices when no interchange
 /// is expected: the block is factored without interchanges, left-looking
 /// (Crout order: one column in registers at a time, the finished columns
-/// of L read back from the scratch W, in L1), into W; A is still the input.
-/// If no lane had a row beating its diagonal, nor a pivot below sfmin, W is
-/// the factorization LAPACK computes (pivots k + 1) and is copied to A, and
-/// it returns true; otherwise it returns false, A untouched, and the caller
-/// factors the block with interchanges.
+/// of L read back from A, in L1), in place, the input kept in the scratch
+/// W. If no lane had a row beating its diagonal, nor a pivot below sfmin, A
+/// holds the factorization LAPACK computes (pivots k + 1) and it returns
+/// true; otherwise A gets its input back from W, it returns false, and the
+/// caller factors the block with interchanges.
+///
+/// The block was first factored into W and copied to A once it passed.
+/// Factored in place instead, a passing block (every block of a diagonally
+/// dominant batch) loads and stores each element once less: on AVX2 (Zen 3,
+/// 1-thread micro-driver: ibla::getrf on 4096 diagonally dominant problems,
+/// input restored before each of 200 calls, best call, 3 alternated runs,
+/// the better L, GFLOP/s) n = 2 2.31 -> 3.02, 3 3.68 -> 4.62, 4 4.72 ->
+/// 5.30, 5 6.27 -> 7.28, 6 6.53 -> 8.00, 7 7.28 -> 8.49, 8 8.65 -> 9.42, 9
+/// 8.43 -> 9.27, 10 unchanged (9.5). Not measured on AVX-512.
 ///
 /// Right-looking, the register form held all n^2 values until its selected
 /// store at the end, and spilled them from n = 7; the general form
@@ -814,12 +826,14 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BA& A,
   for_each_lane(member, A.lanes, GetrfCroutLane<N, L, T, Index, BA>{A, W, status, flags});
   Index any = 0;
   for (int l = 0; l < L; ++l) any |= flags[l];
-  if (any) return false;
-  IBLA_IMPL_UNROLL
-  for (int i = 0; i < N; ++i)
+  if (any) {
     IBLA_IMPL_UNROLL
-    for (int j = 0; j < N; ++j)
-      for_each_lane(member, A.lanes, [&](const int l) { A(i, j, l) = W[i][j][l]; });
+    for (int i = 0; i < N; ++i)
+      IBLA_IMPL_UNROLL
+      for (int j = 0; j < N; ++j)
+        for_each_lane(member, A.lanes, [&](const int l) { A(i, j, l) = W[i][j][l]; });
+    return false;
+  }
   IBLA_IMPL_UNROLL
   for (int k = 0; k < N; ++k)
     for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = k + 1; });
