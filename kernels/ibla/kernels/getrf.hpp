@@ -721,18 +721,31 @@ inline constexpr int getrf_crout_order =
         ? (host_simd_registers - 4) / host_registers_per_value<T, L>
         : 16;
 
+/// Orders up to this one of getrf_crout_host keep the lane's multipliers
+/// (L below the diagonal) in an array of the lane's own for the columns
+/// after theirs, instead of reading them back from A: the compiler cannot
+/// tell a store to one column of A from a load of another (the column
+/// stride is a runtime value), so it reloaded them after every store. On
+/// AVX2 (the micro-driver of getrf_crout_host, best L, two builds of 3
+/// alternated runs each): n = 3..6 1.05-1.10x in both; n = 7..9 0.91-1.09x,
+/// the sign changing between the builds; n = 10, 11 0.86x, 0.95x (L = 4:
+/// 45 and 55 multipliers).
+inline constexpr int getrf_crout_lane_multipliers_order = 6;
+
 /// Column J and the following ones of getrf_crout_host, for lane l: the
 /// column is loaded into registers and kept in W as it was, receives the
-/// updates of the columns before it (read back from A) in increasing k, is
-/// checked for a row below beating its diagonal, scaled, and stored to A.
-/// Each element gets
+/// updates of the columns before it (their multipliers from f, or read
+/// back from A above getrf_crout_lane_multipliers_order) in increasing k,
+/// is checked for a row below beating its diagonal, scaled, and stored to
+/// A. Each element gets
 /// the operations of the right-looking steps (getrf_register_steps,
 /// getrf_lanes_host) in the same order: updates in increasing k, then the
 /// scaling by the same reciprocal; so the same bits. A function template
 /// per column, so that every index into c is a compile-time constant.
 template <int J, int N, int L, class T, class Index, class BA>
-KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L], const int l,
-                                                     T& status, Index& flags) {
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L], T (&f)[N][N],
+                                                     const int l, T& status, Index& flags) {
+  constexpr bool lane_multipliers = N <= getrf_crout_lane_multipliers_order;
   const T sfmin = Kokkos::Experimental::norm_min<T>::value;
   T c[N];
   IBLA_IMPL_UNROLL
@@ -742,7 +755,8 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   IBLA_IMPL_UNROLL
   for (int k = 0; k < J; ++k)
     IBLA_IMPL_UNROLL
-    for (int i = k + 1; i < N; ++i) c[i] = fused_mul_add(-A(i, k, l), c[k], c[i]);
+    for (int i = k + 1; i < N; ++i)
+      c[i] = fused_mul_add(-(lane_multipliers ? f[i][k] : A(i, k, l)), c[k], c[i]);
   // A row below beating the diagonal (idamax would pick it; a NaN never
   // beats, nor is beaten): independent compares or-ed together. A running
   // maximum, a chain of compare and select per row, was a quarter of the
@@ -762,7 +776,11 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
   IBLA_IMPL_UNROLL
   for (int i = 0; i < N; ++i) A(i, J, l) = c[i];
-  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, l, status, flags);
+  if constexpr (lane_multipliers) {
+    IBLA_IMPL_UNROLL
+    for (int i = J + 1; i < N; ++i) f[i][J] = c[i];
+  }
+  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, f, l, status, flags);
 }
 
 /// Lane l of getrf_crout_host (a functor: see GetrfRegisterLane). flags[l]:
@@ -776,7 +794,8 @@ struct GetrfCroutLane {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T lane_status = T(0);
     Index fl      = 0;
-    getrf_crout_columns<0>(A, W, l, lane_status, fl);
+    T multipliers[N][N];
+    getrf_crout_columns<0>(A, W, multipliers, l, lane_status, fl);
     status[l] = lane_status;
     flags[l]  = fl;
   }
