@@ -817,7 +817,10 @@ struct GetrfCroutLane {
 /// input restored before each of 200 calls, best call, 3 alternated runs,
 /// the better L, GFLOP/s) n = 2 2.31 -> 3.02, 3 3.68 -> 4.62, 4 4.72 ->
 /// 5.30, 5 6.27 -> 7.28, 6 6.53 -> 8.00, 7 7.28 -> 8.49, 8 8.65 -> 9.42, 9
-/// 8.43 -> 9.27, 10 unchanged (9.5). Not measured on AVX-512.
+/// 8.43 -> 9.27, 10 unchanged (9.5); float (L = 8, 16, 32; with the lane's
+/// multipliers below; best of 5-6 runs each) n = 2 4.3 -> 5.3, 3 7.0 ->
+/// 9.4, 4 7.5 -> 11.6, 5 10.0 -> 15.3, 6 11.8 -> 19.4, 7..10 0.98-1.10x.
+/// Not measured on AVX-512.
 ///
 /// Right-looking, the register form held all n^2 values until its selected
 /// store at the end, and spilled them from n = 7; the general form
