@@ -193,11 +193,12 @@ KOKKOS_INLINE_FUNCTION void scale_block(const Member& member, const T beta, cons
 /// (0.90x). With 16 registers (AVX2) a tile of order N holds N * N
 /// accumulators and a column of A, N + 1 values a row: up to the largest N
 /// (at most 4) whose values fit them, 3 for one register per value (L = 4
-/// doubles), 2 for two (L = 8), 1 for four; larger orders take gemm_tiles'
-/// 3 x 4 or 1 x 4 tiles as a compile-time sequence (gemm_fixed_order).
-/// Measured on Zen 3 (the micro-driver of gemm_fixed_order, the better L)
-/// against the 4 x 4 tile, which spilled: n = 2 5.1 -> 6.2, 3 8.5 -> 9.6,
-/// 4 9.9 -> 13.1 GFLOP/s.
+/// doubles), 2 for two (L = 8); larger orders take gemm_tiles' 3 x 4 or 1 x
+/// 4 tiles as a compile-time sequence (gemm_fixed_order). Where a value
+/// takes four registers the order stays 4 (not measured). Measured on Zen 3
+/// with gemm_fixed_order (its micro-driver, the better L) against the 4 x 4
+/// tile, which spilled: n = 3 9.3 -> 10.7, 4 11.2 -> 14.3 GFLOP/s; n = 2
+/// unchanged.
 constexpr int gemm_narrow_single_tile_order(const int registers_per_value) {
   int order = 1;
   while (order < 4 &&
@@ -207,14 +208,16 @@ constexpr int gemm_narrow_single_tile_order(const int registers_per_value) {
 }
 template <class T, int L>
 inline constexpr int gemm_single_tile_order =
-    IBLA_IMPL_DEVICE_PASS          ? 4
-    : host_has_wide_register_file ? (host_registers_per_value<T, L> == 1 ? 5 : 4)
-                                  : gemm_narrow_single_tile_order(host_registers_per_value<T, L>);
+    IBLA_IMPL_DEVICE_PASS                 ? 4
+    : host_has_wide_register_file         ? (host_registers_per_value<T, L> == 1 ? 5 : 4)
+    : host_registers_per_value<T, L> <= 2 ? gemm_narrow_single_tile_order(
+                                                host_registers_per_value<T, L>)
+                                          : 4;
 
 /// Square GEMMs of order above gemm_single_tile_order and up to this one
 /// run gemm_tiles' tiles as a compile-time sequence (gemm_order_tiles),
-/// where a lane value is one register of 32 (as for the single tile) or one
-/// or two of 16 (see below), in full
+/// where a lane value is one register of 32 (as for the single tile) or of
+/// 16 (see below), in full
 /// blocks (L > 0, the vector form; the last, partial block of a batch keeps
 /// the loops, same bits). The tiles are the loops' own instances (k a
 /// runtime count), so this adds no tile code to compile. Measured with
@@ -226,23 +229,28 @@ inline constexpr int gemm_single_tile_order =
 /// in a micro-benchmark of repeated calls but 34.1 in ibla_bench, flushed
 /// 0.91-0.93x, and eight new tile instances per configuration: the tests'
 /// GEMM instance unit compiled in 27 s against 18 s), and a compile-time k
-/// (no faster). With 16 registers (AVX2), where a lane value takes one or
-/// two of them (L = 4 or 8 doubles: tiles of 3 x 4 or 1 x 4), up to 10.
+/// (no faster). With 16 registers (AVX2): up to 10 where a lane value is
+/// one register (L = 4 doubles, 8 floats: 3 x 4 tiles), up to 4 where it
+/// takes two (L = 8 doubles: the orders the single tile no longer takes).
+/// With two, 1 x 4 tiles make long sequences: up to 10 they took the
+/// tests' GEMM instance unit from 18 to 69 s of compile time (49 s up to
+/// 8), and the whole test run past 30 minutes; as chosen it takes 25 s.
 /// Measured on Zen 3 (1-thread micro-driver: ibla::gemm NN on 1024
-/// problems in cache, best of 400 calls, 3 alternated runs, the better L,
-/// GFLOP/s) against the loops: n = 5 9.2 -> 16.0, 6 12.2 -> 17.6, 7 12.2
-/// -> 13.3, 8 15.0 -> 16.8, 9 12.2 -> 15.3, 10 14.1 -> 16.2; at n = 12 no
-/// faster (18.9 both ways), so not beyond 10. Float (L = 8, 16, 32; 2048
-/// problems, best of 300 calls, 3 alternated runs; with the single tile
-/// above): n = 4 21.4 -> 26.6, 5 18.1 -> 28.9, 6 24.5 -> 32.9, 7 23.7 ->
-/// 27.1, 8 30.0 -> 32.2, 9 24.1 -> 30.8, 10 28.3 -> 33.3; n = 2, 3, 11, 12
-/// unchanged.
+/// problems in cache, best of 300-400 calls, 2 alternated runs, the better
+/// L, GFLOP/s, with the single tile above) against the loops: double n = 5
+/// 9.2 -> 12.3, 6 12.3 -> 16.2, 9 12.2 -> 16.3, 10 14.3 -> 16.3, n = 7, 8
+/// unchanged; float (L = 8, 16, 32) n = 4 21.7 -> 26.0, 5 19.0 -> 25.0, 6
+/// 25.4 -> 32.0, 7 28.5 -> 32.5, 8 33.5 -> 37.2, 9 25.9 -> 39.6, 10 28.2 ->
+/// 31.9. At n = 12 the sequence was no faster (18.9 both ways), so not
+/// beyond 10.
 template <class T, int L>
 inline constexpr int gemm_fixed_order =
     L <= 0 || IBLA_IMPL_DEVICE_PASS      ? 0
     : gemm_single_tile_order<T, L> == 5 ? 8
-    : !host_has_wide_register_file && host_registers_per_value<T, L> <= 2 ? 10
-                                                                          : 0;
+    : host_has_wide_register_file         ? 0
+    : host_registers_per_value<T, L> == 1 ? 10
+    : host_registers_per_value<T, L> == 2 ? 4
+                                          : 0;
 
 /// Extent of tile t of a compile-time order N cut in tiles of Size.
 KOKKOS_FORCEINLINE_FUNCTION constexpr int tile_extent(const int N, const int Size, const int t) {

@@ -734,17 +734,18 @@ inline constexpr int getrf_crout_lane_multipliers_order = 6;
 
 /// Column J and the following ones of getrf_crout_host, for lane l: the
 /// column is loaded into registers and kept in W as it was, receives the
-/// updates of the columns before it (their multipliers from f, or read
-/// back from A above getrf_crout_lane_multipliers_order) in increasing k,
-/// is checked for a row below beating its diagonal, scaled, and stored to
-/// A. Each element gets
-/// the operations of the right-looking steps (getrf_register_steps,
-/// getrf_lanes_host) in the same order: updates in increasing k, then the
-/// scaling by the same reciprocal; so the same bits. A function template
-/// per column, so that every index into c is a compile-time constant.
+/// updates of the columns before it in increasing k (their multipliers
+/// from the lane's own array, or read back from A above
+/// getrf_crout_lane_multipliers_order), is checked for a row below beating
+/// its diagonal, scaled, and stored to A. Each element gets the operations
+/// of the right-looking steps (getrf_register_steps, getrf_lanes_host) in
+/// the same order: updates in increasing k, then the scaling by the same
+/// reciprocal; so the same bits. A function template per column, so that
+/// every index into c is a compile-time constant.
 template <int J, int N, int L, class T, class Index, class BA>
-KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L], T (&f)[N][N],
-                                                     const int l, T& status, Index& flags) {
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L],
+                                                     T (&multipliers)[N][N], const int l,
+                                                     T& status, Index& flags) {
   constexpr bool lane_multipliers = N <= getrf_crout_lane_multipliers_order;
   const T sfmin = Kokkos::Experimental::norm_min<T>::value;
   T c[N];
@@ -756,7 +757,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   for (int k = 0; k < J; ++k)
     IBLA_IMPL_UNROLL
     for (int i = k + 1; i < N; ++i)
-      c[i] = fused_mul_add(-(lane_multipliers ? f[i][k] : A(i, k, l)), c[k], c[i]);
+      c[i] = fused_mul_add(-(lane_multipliers ? multipliers[i][k] : A(i, k, l)), c[k], c[i]);
   // A row below beating the diagonal (idamax would pick it; a NaN never
   // beats, nor is beaten): independent compares or-ed together. A running
   // maximum, a chain of compare and select per row, was a quarter of the
@@ -778,9 +779,9 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   for (int i = 0; i < N; ++i) A(i, J, l) = c[i];
   if constexpr (lane_multipliers) {
     IBLA_IMPL_UNROLL
-    for (int i = J + 1; i < N; ++i) f[i][J] = c[i];
+    for (int i = J + 1; i < N; ++i) multipliers[i][J] = c[i];
   }
-  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, f, l, status, flags);
+  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, multipliers, l, status, flags);
 }
 
 /// Lane l of getrf_crout_host (a functor: see GetrfRegisterLane). flags[l]:
@@ -804,11 +805,11 @@ struct GetrfCroutLane {
 /// Host form for a full block of square N x N matrices when no interchange
 /// is expected: the block is factored without interchanges, left-looking
 /// (Crout order: one column in registers at a time, the finished columns
-/// of L read back from A, in L1), in place, the input kept in the scratch
-/// W. If no lane had a row beating its diagonal, nor a pivot below sfmin, A
-/// holds the factorization LAPACK computes (pivots k + 1) and it returns
-/// true; otherwise A gets its input back from W, it returns false, and the
-/// caller factors the block with interchanges.
+/// of L kept per lane or read back from A, in L1), in place, the input kept
+/// in the scratch W. If no lane had a row beating its diagonal, nor a pivot
+/// below sfmin, A holds the factorization LAPACK computes (pivots k + 1) and
+/// it returns true; otherwise A gets its input back from W, it returns
+/// false, and the caller factors the block with interchanges.
 ///
 /// The block was first factored into W and copied to A once it passed.
 /// Factored in place instead, a passing block (every block of a diagonally
