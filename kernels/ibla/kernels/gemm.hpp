@@ -245,9 +245,8 @@ inline constexpr int gemm_single_tile_order =
 /// beyond 10.
 template <class T, int L>
 inline constexpr int gemm_fixed_order =
-    L <= 0 || IBLA_IMPL_DEVICE_PASS      ? 0
-    : gemm_single_tile_order<T, L> == 5 ? 8
-    : host_has_wide_register_file         ? 0
+    L <= 0 || IBLA_IMPL_DEVICE_PASS       ? 0
+    : host_has_wide_register_file         ? (host_registers_per_value<T, L> == 1 ? 8 : 0)
     : host_registers_per_value<T, L> == 1 ? 10
     : host_registers_per_value<T, L> == 2 ? 4
                                           : 0;
