@@ -715,9 +715,23 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, cons
 /// and at n = 24 7 GFLOP/s (its scratch no longer fits L1), and L = 16 at
 /// n = 16 18 GFLOP/s against getrf_lanes_host's 20; each order also adds
 /// its own unrolled instance to every build.
+///
+/// With 16 registers (AVX2) the rule gave 12 for one register a value but
+/// only 6 and 3 for two and four (L = 8 and 16 doubles, 16 and 32 floats),
+/// and those lane counts went to getrf_lanes_host from there. Measured
+/// instead (Zen 3, the micro-driver of getrf_crout_host: ibla::getrf on 4096
+/// diagonally dominant problems in cache, 1 thread, best of 300 calls,
+/// GFLOP/s), the form up to 12 at every L, its column spilling: double L =
+/// 16 n = 4 3.2 -> 7.0, 6 4.0 -> 10.3, 8 6.1 -> 12.6, 10 7.8 -> 13.6, 12 9.2
+/// -> 14.2 (the best L before: 5.6, 9.4, 10.7, 9.4, 10.0); L = 8 n = 8 6.3
+/// -> 12.5. The two or four registers of a value are independent chains,
+/// which the left-looking column (a chain of J updates per column, then a
+/// division) lacks with one. Order 13 and up: 3 GFLOP/s (the lane loop no
+/// longer vectorises). Float alike.
 template <class T, int L>
 inline constexpr int getrf_crout_order =
-    (host_simd_registers - 4) / host_registers_per_value<T, L> < 16
+    !host_has_wide_register_file ? 12
+    : (host_simd_registers - 4) / host_registers_per_value<T, L> < 16
         ? (host_simd_registers - 4) / host_registers_per_value<T, L>
         : 16;
 
@@ -833,12 +847,17 @@ struct GetrfCroutLane {
 /// form's pass without interchanges (which it replaces): L = 16 1.1-1.7x,
 /// L = 8 0.7-0.9x at n = 2..4 and 1.1-1.2x at n = 5, 6, the best L of each
 /// faster with this form at every order.
-template <int N, int L, class Member, class BA, class BP, class BI>
-IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BA& A,
+template <int N, int L, class Member, class BlockA, class BP, class BI>
+IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA& block,
                                               const BP& ipiv, const BI& info,
                                               BlockPrefetch& prefetch) {
-  using T     = std::remove_const_t<typename BA::value_type>;
-  using Index = lane_index_t<T>;
+  // Every address a constant offset from the block's origin (see
+  // fixed_order_block): L = 4 doubles, same micro-driver, n = 5..9
+  // 1.05-1.14x, n = 10..12 within noise.
+  const auto A = fixed_order_block<N>(block);
+  using BA     = std::remove_const_t<decltype(A)>;
+  using T      = std::remove_const_t<typename BA::value_type>;
+  using Index  = lane_index_t<T>;
   // One lane loop reads the whole block front to back (see
   // getrf_registers_host).
   prefetch.plan(1);

@@ -27,29 +27,32 @@ namespace ibla {
 
 using unit_stride = std::integral_constant<index_t, 1>;
 
-template <class T, class LaneCount, class LaneStride, class RowStride = index_t>
+template <class T, class LaneCount, class LaneStride, class RowStride = index_t,
+          class ColStride = index_t>
 struct LaneBlock {
   using value_type  = T;
   using lane_count  = LaneCount;
   using lane_stride = LaneStride;
   using row_stride  = RowStride;
+  using col_stride  = ColStride;
 
   T* data;            // element (0, 0) of the first lane
   RowStride rs;       // distance between rows (index_t, or a std::integral_constant)
-  index_t cs;         // distance between columns
+  ColStride cs;       // distance between columns (index_t, or see fixed_order_block)
   LaneStride ls;      // distance between lanes
   LaneCount lanes;    // number of matrices in this block
   int rows;
   int cols;
 
   KOKKOS_FORCEINLINE_FUNCTION T& operator()(int i, int j, int l) const {
-    return data[i * index_t(value_of(rs)) + j * cs + l * index_t(value_of(ls))];
+    return data[i * index_t(value_of(rs)) + j * index_t(value_of(cs)) +
+                l * index_t(value_of(ls))];
   }
   /// Element (i, j) of lane 0: lane l of it is at ptr(i, j)[l * ls]. For
   /// kernels that walk a block with pointers (one add per step instead of a
   /// multiply of runtime strides per access).
   KOKKOS_FORCEINLINE_FUNCTION T* ptr(int i, int j) const {
-    return data + i * index_t(value_of(rs)) + j * cs;
+    return data + i * index_t(value_of(rs)) + j * index_t(value_of(cs));
   }
   /// n when the block is exactly the elements [data, data + n) (lanes, rows
   /// and columns follow each other without gaps, as in LayoutBlockInterleaved;
@@ -58,7 +61,8 @@ struct LaneBlock {
   KOKKOS_FORCEINLINE_FUNCTION index_t contiguous_size() const {
     constexpr int L = max_lanes<LaneCount>::value;
     if constexpr (L > 0 && std::is_same<LaneStride, unit_stride>::value) {
-      if (index_t(value_of(rs)) == L && cs == index_t(rows) * L) return index_t(rows) * cols * L;
+      if (index_t(value_of(rs)) == L && index_t(value_of(cs)) == index_t(rows) * L)
+        return index_t(rows) * cols * L;
     }
     return 0;
   }
@@ -72,36 +76,57 @@ struct LaneBlock {
 /// block and its transpose (transposed, apply_op), for kernels that choose
 /// between them at run time or would otherwise be compiled once per row
 /// stride type.
-template <class T, class C, class S, class R>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> runtime_strides(const LaneBlock<T, C, S, R>& b) {
-  return LaneBlock<T, C, S>{b.data, index_t(value_of(b.rs)), b.cs, b.ls, b.lanes, b.rows, b.cols};
+template <class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> runtime_strides(const LaneBlock<T, C, S, R, CS>& b) {
+  return LaneBlock<T, C, S>{b.data, index_t(value_of(b.rs)), index_t(value_of(b.cs)), b.ls, b.lanes,
+                            b.rows, b.cols};
 }
 
 /// op(X) as a block: the transpose swaps the strides, nothing moves. Both
 /// with runtime strides (see runtime_strides).
-template <class T, class C, class S, class R>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> transposed(const LaneBlock<T, C, S, R>& b) {
-  return LaneBlock<T, C, S>{b.data, b.cs, index_t(value_of(b.rs)), b.ls, b.lanes, b.cols, b.rows};
+template <class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> transposed(const LaneBlock<T, C, S, R, CS>& b) {
+  return LaneBlock<T, C, S>{b.data, index_t(value_of(b.cs)), index_t(value_of(b.rs)), b.ls, b.lanes,
+                            b.cols, b.rows};
 }
-template <class T, class C, class S, class R>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> apply_op(Op op, const LaneBlock<T, C, S, R>& b) {
+template <class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> apply_op(Op op, const LaneBlock<T, C, S, R, CS>& b) {
   return op == Op::N ? runtime_strides(b) : transposed(b);
 }
 
 /// The same block with another lane-count type (e.g. lanes_c<L> for a full block).
-template <class NewCount, class T, class C, class S, class R>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, NewCount, S, R> with_lanes(const LaneBlock<T, C, S, R>& b,
-                                                                    NewCount n) {
-  return LaneBlock<T, NewCount, S, R>{b.data, b.rs, b.cs, b.ls, n, b.rows, b.cols};
+template <class NewCount, class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, NewCount, S, R, CS> with_lanes(
+    const LaneBlock<T, C, S, R, CS>& b, NewCount n) {
+  return LaneBlock<T, NewCount, S, R, CS>{b.data, b.rs, b.cs, b.ls, n, b.rows, b.cols};
 }
 
 /// Lane l of a block as a block of one lane (lanes_c<1>): a kernel's vector
 /// form run one matrix at a time, its lane loops of trip count 1 (see
 /// team::getrf for the partial last block on host).
-template <class T, class C, class S, class R>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S, R> single_lane(
-    const LaneBlock<T, C, S, R>& b, int l) {
-  return LaneBlock<T, lanes_c<1>, S, R>{&b(0, 0, l), b.rs, b.cs, b.ls, {}, b.rows, b.cols};
+template <class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S, R, CS> single_lane(
+    const LaneBlock<T, C, S, R, CS>& b, int l) {
+  return LaneBlock<T, lanes_c<1>, S, R, CS>{&b(0, 0, l), b.rs, b.cs, b.ls, {}, b.rows, b.cols};
+}
+
+/// The same block with its column stride a compile-time constant, for a
+/// kernel instance of a compile-time row count Rows: in the block-interleaved
+/// layouts (the blocks whose row stride is the compile-time L) a column is
+/// Rows vectors of L lanes, so the column stride is Rows * L. Every element's
+/// address is then the block's origin plus a constant: with a runtime column
+/// stride, an unrolled kernel of order N kept N column addresses live, and
+/// GCC spilled them to the stack (AVX2, GETRF's left-looking form of order
+/// 10: a stack reload before most of its loads). Other layouts: unchanged.
+template <int Rows, class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION auto fixed_order_block(const LaneBlock<T, C, S, R, CS>& b) {
+  if constexpr (std::is_same<R, index_t>::value) {
+    return b;
+  } else {
+    using fixed_cs = std::integral_constant<index_t, index_t(Rows) * R::value>;
+    KOKKOS_ASSERT(b.rows == Rows && index_t(value_of(b.cs)) == fixed_cs::value);
+    return LaneBlock<T, C, S, R, fixed_cs>{b.data, b.rs, fixed_cs{}, b.ls, b.lanes, b.rows, b.cols};
+  }
 }
 
 // ---------------------------------------------------------------------------
