@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <set>
+#include <type_traits>
 
 using namespace ibla_test;
 
@@ -330,6 +331,44 @@ TEST(DeepCopy, EveryPathOfTheCrossSpaceCopy) {
 #if KOKKOS_VERSION < 40000
   EXPECT_FALSE(layout_keeps_padding) << "the staged_beside_src path went untested";
 #endif
+}
+
+// fixed_order_block<n> (the column stride as the compile-time n * L that
+// the kernels of order n index with) addresses exactly the elements that
+// lane_block does, in a block-interleaved batch of n x m matrices and of
+// n-vectors; a block with a runtime row stride comes back unchanged.
+template <class T, unsigned L, int N>
+void expect_fixed_order_block_addresses(const int m) {
+  Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace> A("A", 3 * L, N, m);
+  Kokkos::View<T**, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace> v("v", 3 * L, N);
+  const auto block = ibla::lane_block(A, L, ibla::lanes_c<int(L)>{});
+  const auto fixed = ibla::fixed_order_block<N>(block);
+  static_assert(std::is_same<typename decltype(fixed)::col_stride,
+                             std::integral_constant<ibla::index_t, N * ibla::index_t(L)>>::value,
+                "a block-interleaved block of order N has the column stride N * L");
+  for (int j = 0; j < m; ++j)
+    for (int i = 0; i < N; ++i)
+      for (int l = 0; l < int(L); ++l) {
+        EXPECT_EQ(&fixed(i, j, l), &A(L + l, i, j)) << i << " " << j << " " << l;
+        EXPECT_EQ(&fixed(i, j, l), &block(i, j, l));
+      }
+  const auto vector =
+      ibla::fixed_order_block<N>(ibla::lane_block(v, 2 * L, ibla::lanes_c<int(L)>{}));
+  for (int i = 0; i < N; ++i)
+    for (int l = 0; l < int(L); ++l) EXPECT_EQ(&vector(i, 0, l), &v(2 * L + l, i));
+}
+
+TEST(LaneBlock, FixedOrderBlockAddressesTheSameElements) {
+  expect_fixed_order_block_addresses<double, 4, 3>(3);
+  expect_fixed_order_block_addresses<double, 8, 7>(7);
+  expect_fixed_order_block_addresses<double, 8, 7>(2);
+  expect_fixed_order_block_addresses<float, 16, 12>(12);
+  expect_fixed_order_block_addresses<float, 5, 1>(4);
+  Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::HostSpace> left("left", 20, 5, 5);
+  const auto block = ibla::lane_block(left, 8, ibla::lanes_c<8>{});
+  static_assert(std::is_same<decltype(ibla::fixed_order_block<5>(block)),
+                             std::remove_const_t<decltype(block)>>::value,
+                "a block with a runtime row stride keeps its runtime strides");
 }
 
 // BlockPrefetch (kernels/prefetch.hpp) on the block after the first of a

@@ -194,11 +194,15 @@ KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, cons
   using T           = std::remove_const_t<typename BB::value_type>;
   using Index       = lane_index_t<T>;
   const auto pivots = lane_wide_pivots<N, T>(member, B.lanes, ipiv);
+  // Constant offsets from the blocks' origins (see fixed_order_block).
+  const auto Af = fixed_order_block<N>(A);
+  const auto Bf = fixed_order_block<N>(B);
   register_columns_sharing_reciprocals<N, L, T, Index>(
-      member, B.lanes, B.cols, prefetch, /*unit=*/false, A,
+      member, B.lanes, B.cols, prefetch, /*unit=*/false, Af,
       [&](auto divide, Index* redo, const int j, auto reciprocals) {
-        return GetrsRegisterLane<N, decltype(divide)::value, BA, decltype(pivots), BB, Keep,
-                                 decltype(reciprocals)>{A, pivots, B, keep, redo, j, reciprocals};
+        return GetrsRegisterLane<N, decltype(divide)::value, decltype(Af), decltype(pivots),
+                                 decltype(Bf), Keep, decltype(reciprocals)>{
+            Af, pivots, Bf, keep, redo, j, reciprocals};
       });
 }
 #endif

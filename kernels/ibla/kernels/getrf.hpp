@@ -1112,11 +1112,14 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
   Index P[N][L];
   T status[L];
   Index tiny[L];
-  getrf_crout_pivoted_parts<0>(member, A, W, P, status, tiny);
+  // Constant offsets from the block's origin (see getrf_crout_host):
+  // random input, L = 4 doubles, n = 6, 7 1.08x, 1.16x.
+  const auto Af = fixed_order_block<N>(A);
+  getrf_crout_pivoted_parts<0>(member, Af, W, P, status, tiny);
   Index any_tiny = 0;
   for (int l = 0; l < L; ++l) any_tiny |= tiny[l];
   if (any_tiny) return false;
-  getrf_crout_pivoted_store<0>(member, A, W, P);
+  getrf_crout_pivoted_store<0>(member, Af, W, P);
   // P[k][l] >= k: the sum is 0 exactly when no lane exchanged rows.
   Index moved[L] = {};
   IBLA_IMPL_UNROLL

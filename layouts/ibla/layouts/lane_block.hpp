@@ -124,7 +124,10 @@ KOKKOS_FORCEINLINE_FUNCTION auto fixed_order_block(const LaneBlock<T, C, S, R, C
     return b;
   } else {
     using fixed_cs = std::integral_constant<index_t, index_t(Rows) * R::value>;
-    KOKKOS_ASSERT(b.rows == Rows && index_t(value_of(b.cs)) == fixed_cs::value);
+    // A block of vectors (rank-2 View: one column, column stride 0) never
+    // uses its column stride.
+    KOKKOS_ASSERT(b.rows == Rows &&
+                  (b.cols <= 1 || index_t(value_of(b.cs)) == fixed_cs::value));
     return LaneBlock<T, C, S, R, fixed_cs>{b.data, b.rs, fixed_cs{}, b.ls, b.lanes, b.rows, b.cols};
   }
 }
