@@ -727,10 +727,15 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, cons
 /// -> 12.5. The two or four registers of a value are independent chains,
 /// which the left-looking column (a chain of J updates per column, then a
 /// division) lacks with one. Order 13 and up: 3 GFLOP/s (the lane loop no
-/// longer vectorises). Float alike.
-template <class T, int L>
+/// longer vectorises). Float alike. Only for blocks whose row stride is
+/// the compile-time L (block-interleaved): with a runtime row stride
+/// (LayoutInterleaved, same micro-driver) the larger orders ran at
+/// 0.87-0.93x at n = 7..12, and each order is one more instance per layout
+/// (the tests' GETRF and GESV unit compiled 32% longer with them for
+/// every layout).
+template <class T, int L, class RowStride>
 inline constexpr int getrf_crout_order =
-    !host_has_wide_register_file ? 12
+    !host_has_wide_register_file && !std::is_same<RowStride, index_t>::value ? 12
     : (host_simd_registers - 4) / host_registers_per_value<T, L> < 16
         ? (host_simd_registers - 4) / host_registers_per_value<T, L>
         : 16;
@@ -1168,9 +1173,10 @@ KOKKOS_INLINE_FUNCTION void getrf_block_general(const Member& member, const BA& 
     using T            = std::remove_const_t<typename BA::value_type>;
     const bool square  = A.rows == A.cols && A.rows >= 1;
     bool& last_swapped = getrf_last_block_swapped();
-    if (square && A.rows <= getrf_crout_order<T, L> && !last_swapped) {
+    constexpr int crout_order = getrf_crout_order<T, L, typename BA::row_stride>;
+    if (square && A.rows <= crout_order && !last_swapped) {
       bool done = false;
-      detail::static_switch<getrf_crout_order<T, L>>(A.rows, [&](auto order) {
+      detail::static_switch<crout_order>(A.rows, [&](auto order) {
         done = getrf_crout_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
       });
       if (done) return;
