@@ -418,10 +418,7 @@ struct GemmBlocks {
     // 16.9 GFLOP/s) and 22% warm (40.1 against 51.5).
     constexpr int one_tile = gemm_single_tile_order<T, fixed_lanes<Lanes>::value>;
     const size_t n         = C.extent(1);
-#ifndef EXP_TINY
-#define EXP_TINY 4
-#endif
-    const bool tiny        = (n <= EXP_TINY && C.extent(2) <= EXP_TINY) ||
+    const bool tiny        = (n <= 4 && C.extent(2) <= 4) ||
                       (n <= size_t(one_tile) && C.extent(2) == n && A.extent(1) == n &&
                        A.extent(2) == n);
     BlockPrefetch prefetch;
