@@ -575,21 +575,24 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
   detail::require_same_block_lanes(
       routine, {detail::named("A", A), detail::named("B", B), detail::named("C", C)});
 
-  if (m == 0 || n == 0) return;
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, CV, AV, BV>();
-  if constexpr (!is_host_space_v<ExecSpace>) {
-    // On device, a team per S matrices that splits each matrix's tiles among
-    // its threads, for the orders where one thread per matrix re-reads its
-    // operands from DRAM (see gemm_team_tiles_order).
-    if (T(alpha) != T(0) && k > 0 &&
-        impl::with_gemm_team_tiles_shape<T, L>(m, n, [&](auto shape) {
-          impl::gemm_team_tiles<decltype(shape)>(exec, transA, transB, T(alpha), A, B, T(beta),
-                                                 C);
-        }))
-      return;
+  if constexpr (detail::block_lanes_agree<CV, AV, BV>()) {
+    if (m == 0 || n == 0) return;
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, CV, AV, BV>();
+    if constexpr (!is_host_space_v<ExecSpace>) {
+      // On device, a team per S matrices that splits each matrix's tiles among
+      // its threads, for the orders where one thread per matrix re-reads its
+      // operands from DRAM (see gemm_team_tiles_order).
+      if (T(alpha) != T(0) && k > 0 &&
+          impl::with_gemm_team_tiles_shape<T, L>(m, n, [&](auto shape) {
+            impl::gemm_team_tiles<decltype(shape)>(exec, transA, transB, T(alpha), A, B, T(beta),
+                                                   C);
+          }))
+        return;
+    }
+    detail::for_each_block<L>(exec, "ibla::gemm", batch, detail::problem_elements(A, B, C),
+                              impl::GemmBlocks<T, AV, BV, CV>{transA, transB, T(alpha), T(beta), A,
+                                                              B, C});
   }
-  detail::for_each_block<L>(exec, "ibla::gemm", batch, detail::problem_elements(A, B, C),
-                            impl::GemmBlocks<T, AV, BV, CV>{transA, transB, T(alpha), T(beta), A, B, C});
 }
 
 }  // namespace ibla

@@ -388,10 +388,12 @@ void getrs(const ExecSpace& exec, Op trans, const AV& A, const PV& ipiv, const B
   detail::require_same_block_lanes(
       routine, {detail::named("A", A), detail::named("ipiv", ipiv), detail::named("B", B)});
 
-  if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV>();
-  detail::for_each_block<L>(exec, "ibla::getrs", batch, detail::problem_elements(A, B),
-                            impl::GetrsBlocks<AV, PV, BV>{trans, A, ipiv, B});
+  if constexpr (detail::block_lanes_agree<AV, PV, BV>()) {
+    if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV>();
+    detail::for_each_block<L>(exec, "ibla::getrs", batch, detail::problem_elements(A, B),
+                              impl::GetrsBlocks<AV, PV, BV>{trans, A, ipiv, B});
+  }
 }
 
 /// Batched LU factorization and solve in one pass (LAPACK dgesv per
@@ -424,29 +426,32 @@ void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const
   detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("ipiv", ipiv),
                                              detail::named("B", B), detail::named("info", info)});
 
-  if (batch == 0) return;
-  if (A.extent(1) == 0) {
-    Kokkos::parallel_for("ibla::gesv(empty)",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, batch),
-                         impl::ZeroInfo<IV>{info});
-    return;
-  }
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV, IV>();
-  const index_t n = index_t(A.extent(1));
-  if constexpr (!is_host_space_v<ExecSpace>) {
-    // The orders whose device factorization is GetrfTeamRows: that kernel,
-    // then the solve as a second one (the rows' team shape is GETRF's own).
-    if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) {
-      detail::for_each_block<L>(exec, "ibla::gesv(solve)", batch, detail::problem_elements(A, B),
-                                impl::GetrsBlocks<AV, PV, BV, IV>{Op::N, A, ipiv, B, info});
+  if constexpr (detail::block_lanes_agree<AV, PV, BV, IV>()) {
+    if (batch == 0) return;
+    if (A.extent(1) == 0) {
+      Kokkos::parallel_for(
+          "ibla::gesv(empty)",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, batch),
+          impl::ZeroInfo<IV>{info});
       return;
     }
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV, IV>();
+    const index_t n = index_t(A.extent(1));
+    if constexpr (!is_host_space_v<ExecSpace>) {
+      // The orders whose device factorization is GetrfTeamRows: that kernel,
+      // then the solve as a second one (the rows' team shape is GETRF's own).
+      if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) {
+        detail::for_each_block<L>(exec, "ibla::gesv(solve)", batch, detail::problem_elements(A, B),
+                                  impl::GetrsBlocks<AV, PV, BV, IV>{Op::N, A, ipiv, B, info});
+        return;
+      }
+    }
+    impl::with_getrf_device_order<T, ExecSpace>(n, n, [&](auto order) {
+      detail::for_each_block<L>(
+          exec, "ibla::gesv", batch, detail::problem_elements(A, B),
+          impl::GesvBlocks<decltype(order)::value, AV, PV, BV, IV>{A, ipiv, B, info});
+    });
   }
-  impl::with_getrf_device_order<T, ExecSpace>(n, n, [&](auto order) {
-    detail::for_each_block<L>(
-        exec, "ibla::gesv", batch, detail::problem_elements(A, B),
-        impl::GesvBlocks<decltype(order)::value, AV, PV, BV, IV>{A, ipiv, B, info});
-  });
 }
 
 }  // namespace ibla

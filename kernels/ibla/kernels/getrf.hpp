@@ -1514,22 +1514,25 @@ void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
   detail::require_same_block_lanes(
       routine, {detail::named("A", A), detail::named("ipiv", ipiv), detail::named("info", info)});
 
-  if (batch == 0) return;
-  if (m == 0 || n == 0) {
-    Kokkos::parallel_for("ibla::getrf(empty)",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, batch),
-                         impl::ZeroInfo<IV>{info});
-    return;
+  if constexpr (detail::block_lanes_agree<AV, PV, IV>()) {
+    if (batch == 0) return;
+    if (m == 0 || n == 0) {
+      Kokkos::parallel_for(
+          "ibla::getrf(empty)",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, batch),
+          impl::ZeroInfo<IV>{info});
+      return;
+    }
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, IV>();
+    if constexpr (!is_host_space_v<ExecSpace>) {
+      if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) return;
+    }
+    impl::with_getrf_device_order<T, ExecSpace>(m, n, [&](auto order) {
+      detail::for_each_block<L>(
+          exec, "ibla::getrf", batch, detail::problem_elements(A),
+          impl::GetrfBlocks<decltype(order)::value, AV, PV, IV>{A, ipiv, info});
+    });
   }
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, IV>();
-  if constexpr (!is_host_space_v<ExecSpace>) {
-    if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) return;
-  }
-  impl::with_getrf_device_order<T, ExecSpace>(m, n, [&](auto order) {
-    detail::for_each_block<L>(
-        exec, "ibla::getrf", batch, detail::problem_elements(A),
-        impl::GetrfBlocks<decltype(order)::value, AV, PV, IV>{A, ipiv, info});
-  });
 }
 
 }  // namespace ibla

@@ -229,15 +229,17 @@ void potrs(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B) {
   detail::require_allocated(routine, "A", A);
   detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("B", B)});
 
-  if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV>();
-  const index_t batch = index_t(A.extent(0));
-  if (index_t(A.extent(1)) > impl::potrs_prefetch_order) {
-    detail::for_each_block<L>(exec, "ibla::potrs", batch, detail::problem_elements(A, B),
-                              impl::PotrsBlocks<AV, BV, true>{uplo, A, B});
-  } else {
-    detail::for_each_block<L>(exec, "ibla::potrs", batch, detail::problem_elements(A, B),
-                              impl::PotrsBlocks<AV, BV, false>{uplo, A, B});
+  if constexpr (detail::block_lanes_agree<AV, BV>()) {
+    if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV>();
+    const index_t batch = index_t(A.extent(0));
+    if (index_t(A.extent(1)) > impl::potrs_prefetch_order) {
+      detail::for_each_block<L>(exec, "ibla::potrs", batch, detail::problem_elements(A, B),
+                                impl::PotrsBlocks<AV, BV, true>{uplo, A, B});
+    } else {
+      detail::for_each_block<L>(exec, "ibla::potrs", batch, detail::problem_elements(A, B),
+                                impl::PotrsBlocks<AV, BV, false>{uplo, A, B});
+    }
   }
 }
 
@@ -267,9 +269,11 @@ void posv(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B, const IV& 
   detail::require_same_block_lanes(
       routine, {detail::named("A", A), detail::named("B", B), detail::named("info", info)});
 
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV, IV>();
-  detail::for_each_block<L>(exec, "ibla::posv", batch, detail::problem_elements(A, B),
-                            impl::PosvBlocks<AV, BV, IV>{uplo, A, B, info});
+  if constexpr (detail::block_lanes_agree<AV, BV, IV>()) {
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV, IV>();
+    detail::for_each_block<L>(exec, "ibla::posv", batch, detail::problem_elements(A, B),
+                              impl::PosvBlocks<AV, BV, IV>{uplo, A, B, info});
+  }
 }
 
 }  // namespace ibla

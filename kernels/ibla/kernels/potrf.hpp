@@ -467,9 +467,11 @@ void potrf(const ExecSpace& exec, Uplo uplo, const AV& A, const IV& info) {
   detail::require_info_view(routine, info, batch);
   detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("info", info)});
 
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, IV>();
-  detail::for_each_block<L>(exec, "ibla::potrf", batch, detail::problem_elements(A),
-                            impl::PotrfBlocks<AV, IV>{uplo, A, info});
+  if constexpr (detail::block_lanes_agree<AV, IV>()) {
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, IV>();
+    detail::for_each_block<L>(exec, "ibla::potrf", batch, detail::problem_elements(A),
+                              impl::PotrfBlocks<AV, IV>{uplo, A, info});
+  }
 }
 
 }  // namespace ibla

@@ -744,10 +744,12 @@ void trsm(const ExecSpace& exec, Side side, Uplo uplo, Op trans, Diag diag, cons
   detail::require_allocated(routine, "B", B);
   detail::require_same_block_lanes(routine, {detail::named("A", A), detail::named("B", B)});
 
-  if (m == 0 || nrhs == 0) return;
-  constexpr int L = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
-  detail::for_each_block<L>(exec, "ibla::trsm", batch, detail::problem_elements(A, B),
-                            impl::TrsmBlocks<T, AV, BV>{side, uplo, trans, diag, T(alpha), A, B});
+  if constexpr (detail::block_lanes_agree<BV, AV>()) {
+    if (m == 0 || nrhs == 0) return;
+    constexpr int L = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
+    detail::for_each_block<L>(exec, "ibla::trsm", batch, detail::problem_elements(A, B),
+                              impl::TrsmBlocks<T, AV, BV>{side, uplo, trans, diag, T(alpha), A, B});
+  }
 }
 
 }  // namespace ibla
