@@ -13,6 +13,7 @@
 // its own Views) while the other does the same. ibla keeps no mutable global
 // state: the calls share nothing but the (read-only) code.
 #include "support/reference.hpp"
+#include "support/configs.hpp"  // its gemm calls are instances (instances.hpp)
 
 #include <ibla/ibla.hpp>
 

@@ -3,6 +3,7 @@
 // data is touched (every operand is compared bitwise afterwards).
 #include "support/batch.hpp"
 #include "support/reference.hpp"
+#include "support/configs.hpp"  // its gemm calls are instances (instances.hpp)
 
 #include <ibla/ibla.hpp>
 

@@ -11,6 +11,7 @@
 //    gemm whose C holds more than 2^31 floats (about 9 GiB in all), checked
 //    exactly on every problem. Skipped otherwise.
 #include "support/reference.hpp"
+#include "support/configs.hpp"  // its gemm calls are instances (instances.hpp)
 
 #include <ibla/ibla.hpp>
 

@@ -28,6 +28,11 @@ using f_interl  = Config<float, ibla::LayoutInterleaved>;
 using d_left    = Config<double, Kokkos::LayoutLeft>;
 using f_right   = Config<float, Kokkos::LayoutRight>;
 using d_stride  = Config<double, LayoutStrideColMajor>;
+// In no sweep: the types of other calls of the test files that
+// support/instances.hpp instantiates ("other calls" there).
+using d_right  = Config<double, Kokkos::LayoutRight>;
+using f_left   = Config<float, Kokkos::LayoutLeft>;
+using f_stride = Config<float, LayoutStrideColMajor>;
 }  // namespace cfg
 
 // Each list once, as X(config) SEP X(config) ...: spelled as a gtest type

@@ -9,7 +9,7 @@
 //
 // Only the compile time changes: a call with other types (a rank-2 B, an
 // info View of another layout, Kokkos::Serial) is instantiated in its file as
-// before. A test target that links ibla_test_instances_<kind> gets
+// before, unless it is one of the "other calls" below. A test target that links ibla_test_instances_<kind> gets
 // IBLA_TEST_<KIND>_INSTANCES defined (unit_tests/CMakeLists.txt), and with it
 // the extern declarations below; a target that does not (test_layouts,
 // test_convert, ...) instantiates everything itself. The sanitizer and CUDA
@@ -31,6 +31,8 @@ template <class C>
 using P = rank2_view_t<int, typename C::layout_type>;
 template <class C>
 using I = info_view_t<typename C::layout_type>;
+template <class C>
+using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right-hand side
 }  // namespace ibla_test::eti
 
 // One operation on one configuration c (a name in ibla_test::cfg); EXT is
@@ -77,6 +79,72 @@ using I = info_view_t<typename C::layout_type>;
                                const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
                                const ibla_test::eti::I<ibla_test::cfg::c>&);
 
+// Other calls of the test files: types whose kernels are mostly those of
+// a configuration above, because a kernel is compiled for the lane blocks
+// of its operands (lane_block: value type, L and the kinds of stride), not
+// for their Views: a rank-2 B (the factorization is the same), LayoutRight
+// beside LayoutStride (runtime strides both), LayoutLeft beside
+// LayoutInterleaved, Kokkos::Serial (the same lane loops). Compiled in the
+// test file, such a call compiled those kernels a second time: of the code
+// of test_edge_cases_solvers.o 67% was also in the instance objects, of
+// test_determinism.o 60%, test_posv.o 57%, test_gesv.o 38%, test_trsm.o
+// 37% (g++ 12, -O1, nm). Instantiated in the unit that compiles those
+// kernels anyway, they cost little more than the calls themselves.
+#define IBLA_TEST_POSV_VECTOR_INSTANCE(EXT, c)                                                   \
+  EXT template void ibla::posv(const ibla_test::eti::Exec&, ibla::Uplo,                          \
+                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::V<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::I<ibla_test::cfg::c>&);
+#define IBLA_TEST_GESV_VECTOR_INSTANCE(EXT, c)                                                   \
+  EXT template void ibla::gesv(const ibla_test::eti::Exec&,                                      \
+                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::P<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::V<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::I<ibla_test::cfg::c>&);
+#define IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, c)                                                   \
+  EXT template void ibla::trsm(const ibla_test::eti::Exec&, ibla::Side, ibla::Uplo, ibla::Op,    \
+                               ibla::Diag, ibla_test::eti::S<ibla_test::cfg::c>,                 \
+                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::V<ibla_test::cfg::c>&);
+// A of configuration a, B of configuration b.
+#define IBLA_TEST_TRSM_MIXED_INSTANCE(EXT, a, b)                                                 \
+  EXT template void ibla::trsm(const ibla_test::eti::Exec&, ibla::Side, ibla::Uplo, ibla::Op,    \
+                               ibla::Diag, ibla_test::eti::S<ibla_test::cfg::a>,                 \
+                               const ibla_test::eti::M<ibla_test::cfg::a>&,                      \
+                               const ibla_test::eti::M<ibla_test::cfg::b>&);
+#define IBLA_TEST_GEMM_SERIAL_INSTANCE(EXT, c)                                                   \
+  EXT template void ibla::gemm(const Kokkos::Serial&, ibla::Op, ibla::Op,                        \
+                               ibla_test::eti::S<ibla_test::cfg::c>,                             \
+                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
+                               ibla_test::eti::S<ibla_test::cfg::c>,                             \
+                               const ibla_test::eti::M<ibla_test::cfg::c>&);
+// By unit: support/instances/factor_and_solve.cpp (test_edge_cases_solvers,
+// test_posv and test_gesv), triangular_solves.cpp (test_edge_cases_solvers
+// and test_trsm), gemm.cpp (test_determinism, on Kokkos::Serial where the
+// host can reach the Views, as there).
+#define IBLA_TEST_OTHER_FACTOR_AND_SOLVE_CALLS(EXT) \
+  IBLA_TEST_GETRF_INSTANCE(EXT, d_right)            \
+  IBLA_TEST_POTRF_INSTANCE(EXT, d_right)            \
+  IBLA_TEST_POSV_INSTANCE(EXT, d_right)             \
+  IBLA_TEST_POSV_VECTOR_INSTANCE(EXT, d_block8)     \
+  IBLA_TEST_POSV_VECTOR_INSTANCE(EXT, f_left)       \
+  IBLA_TEST_GESV_VECTOR_INSTANCE(EXT, d_block8)     \
+  IBLA_TEST_GESV_VECTOR_INSTANCE(EXT, f_stride)
+#define IBLA_TEST_OTHER_TRIANGULAR_SOLVE_CALLS(EXT) \
+  IBLA_TEST_TRSM_INSTANCE(EXT, d_right)             \
+  IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, d_block8)     \
+  IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, d_right)      \
+  IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, f_right)      \
+  IBLA_TEST_TRSM_MIXED_INSTANCE(EXT, d_block8, d_right)
+#if defined(KOKKOS_ENABLE_SERIAL) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && \
+    !defined(KOKKOS_ENABLE_SYCL) && !defined(KOKKOS_ENABLE_OPENMPTARGET)
+#define IBLA_TEST_SERIAL_GEMM_CALLS 1  // the default memory space is the host's
+#else
+#define IBLA_TEST_SERIAL_GEMM_CALLS 0
+#endif
+#define IBLA_TEST_EXTERN_GEMM_SERIAL(c) IBLA_TEST_GEMM_SERIAL_INSTANCE(extern, c)
+
 // Which configurations each operation is instantiated for: those of its
 // sweep (getrf runs the full sweep; gesv and the edge-case and determinism
 // tests call it on the solver configurations, a subset).
@@ -92,8 +160,13 @@ using I = info_view_t<typename C::layout_type>;
 
 #if defined(IBLA_TEST_GEMM_INSTANCES)
 IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_EXTERN_GEMM, )
+#if IBLA_TEST_SERIAL_GEMM_CALLS
+IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_EXTERN_GEMM_SERIAL, )
+#endif
 #endif
 #if defined(IBLA_TEST_SOLVER_INSTANCES)
 IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_EXTERN_GETRF, )
 IBLA_TEST_SOLVER_SWEEP_CONFIGS(IBLA_TEST_EXTERN_SOLVERS, )
+IBLA_TEST_OTHER_FACTOR_AND_SOLVE_CALLS(extern)
+IBLA_TEST_OTHER_TRIANGULAR_SOLVE_CALLS(extern)
 #endif

@@ -1,6 +1,11 @@
 // ibla::gemm for the test suite's size-sweep configurations, compiled once for
-// every test file that calls it (support/instances.hpp).
+// every test file that calls it (support/instances.hpp), and on
+// Kokkos::Serial for test_determinism where the host reaches the Views.
 #include "support/configs.hpp"
 
 #define IBLA_TEST_DEFINE_GEMM(c) IBLA_TEST_GEMM_INSTANCE(, c)
 IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_DEFINE_GEMM, )
+#if IBLA_TEST_SERIAL_GEMM_CALLS
+#define IBLA_TEST_DEFINE_GEMM_SERIAL(c) IBLA_TEST_GEMM_SERIAL_INSTANCE(, c)
+IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_DEFINE_GEMM_SERIAL, )
+#endif
