@@ -10,7 +10,8 @@
 # more); asserts stay on (no -DNDEBUG).
 # Environment: IBLA_ASAN_BUILD_DIR (default: <main build>-asan),
 # IBLA_SANITIZER_TESTS (test executables to build and run instead of all),
-# IBLA_SANITIZER_OPT (default -O0), IBLA_SKIP_SANITIZERS=1.
+# IBLA_SANITIZER_OPT (default -O0), IBLA_SANITIZER_UBSAN_REPORTS=1 (UBSan's
+# reports instead of traps, see below), IBLA_SKIP_SANITIZERS=1.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [ "${IBLA_SKIP_SANITIZERS:-0}" = 1 ]; then
@@ -34,6 +35,24 @@ start=$(date +%s)
 # overflow, shifts, bounds, vptr, bool and enum loads, float-to-int casts,
 # ...) stay on.
 san="-fsanitize=address,undefined -fno-sanitize=alignment,null,pointer-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
+# Two more flags for the build time (g++ 12, -O0, 2026-11-27, two compiles
+# side by side: support/instances/triangular_solves.cpp 131 -> 108 CPU-s,
+# its object 37 -> 15 MB; the stage's build had grown to 381 s, the suite
+# to 29 min on this machine):
+#  - UBSan traps (ud2) instead of calling its runtime with a descriptor of
+#    each check: every check above still stops the run, as a SIGILL whose
+#    stack ASan prints (handle_sigill=1; file and line from -g1). The
+#    descriptors were 15 of the object's 37 MB. Lost: UBSan's own text (which
+#    check, which values); IBLA_SANITIZER_UBSAN_REPORTS=1 builds with it, to
+#    explain a failure. Trapping also drops the vptr check, which needs the
+#    runtime; ibla has no virtual functions.
+#  - Locals are not instrumented for use after scope (9% of the build of
+#    factor_and_solve.cpp): ASan still checks stack bounds and use after
+#    return here, and the fuzz stage (clang's ASan, where it is on) checks
+#    use after scope over every operation.
+if [ "${IBLA_SANITIZER_UBSAN_REPORTS:-0}" != 1 ]; then
+  san="$san -fsanitize-undefined-trap-on-error -fno-sanitize-address-use-after-scope"
+fi
 CXXFLAGS="${CXXFLAGS:-} $san" "$here/scripts/configure.sh" "$build" \
   -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF \
   -DCMAKE_CXX_FLAGS_RELEASE="${IBLA_SANITIZER_OPT:--O0} -g1" -DIBLA_TESTS_OPTIMIZATION= \
@@ -49,7 +68,7 @@ tests=${IBLA_SANITIZER_TESTS:-}
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$jobs" ${tests:+--target $tests}
 built=$(date +%s)
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:handle_sigill=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export OMP_PROC_BIND=false OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 IBLA_TEST_SHORT=1
 if [ -z "$tests" ]; then
