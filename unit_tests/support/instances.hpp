@@ -36,19 +36,35 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
 }  // namespace ibla_test::eti
 
 // One operation on one configuration c (a name in ibla_test::cfg); EXT is
-// `extern` (declaration) or empty (definition).
-#define IBLA_TEST_GEMM_INSTANCE(EXT, c)                                                          \
-  EXT template void ibla::gemm(const ibla_test::eti::Exec&, ibla::Op, ibla::Op,                  \
+// `extern` (declaration) or empty (definition). The operations whose other
+// calls (below) change an operand are spelled once in a general form: gemm
+// on execution space X; trsm with A of configuration a and B of b; posv and
+// gesv with B of type BT<c> (M: rank 3, V: rank 2).
+#define IBLA_TEST_GEMM_ON(EXT, X, c)                                                             \
+  EXT template void ibla::gemm(const X&, ibla::Op, ibla::Op,                                     \
                                ibla_test::eti::S<ibla_test::cfg::c>,                             \
                                const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
                                const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
                                ibla_test::eti::S<ibla_test::cfg::c>,                             \
                                const ibla_test::eti::M<ibla_test::cfg::c>&);
-#define IBLA_TEST_TRSM_INSTANCE(EXT, c)                                                          \
+#define IBLA_TEST_TRSM_WITH(EXT, a, b, BT)                                                       \
   EXT template void ibla::trsm(const ibla_test::eti::Exec&, ibla::Side, ibla::Uplo, ibla::Op,    \
-                               ibla::Diag, ibla_test::eti::S<ibla_test::cfg::c>,                 \
+                               ibla::Diag, ibla_test::eti::S<ibla_test::cfg::a>,                 \
+                               const ibla_test::eti::M<ibla_test::cfg::a>&,                      \
+                               const ibla_test::eti::BT<ibla_test::cfg::b>&);
+#define IBLA_TEST_POSV_WITH(EXT, c, BT)                                                          \
+  EXT template void ibla::posv(const ibla_test::eti::Exec&, ibla::Uplo,                          \
                                const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&);
+                               const ibla_test::eti::BT<ibla_test::cfg::c>&,                     \
+                               const ibla_test::eti::I<ibla_test::cfg::c>&);
+#define IBLA_TEST_GESV_WITH(EXT, c, BT)                                                          \
+  EXT template void ibla::gesv(const ibla_test::eti::Exec&,                                      \
+                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::P<ibla_test::cfg::c>&,                      \
+                               const ibla_test::eti::BT<ibla_test::cfg::c>&,                     \
+                               const ibla_test::eti::I<ibla_test::cfg::c>&);
+#define IBLA_TEST_GEMM_INSTANCE(EXT, c) IBLA_TEST_GEMM_ON(EXT, ibla_test::eti::Exec, c)
+#define IBLA_TEST_TRSM_INSTANCE(EXT, c) IBLA_TEST_TRSM_WITH(EXT, c, c, M)
 #define IBLA_TEST_POTRF_INSTANCE(EXT, c)                                                         \
   EXT template void ibla::potrf(const ibla_test::eti::Exec&, ibla::Uplo,                         \
                                 const ibla_test::eti::M<ibla_test::cfg::c>&,                     \
@@ -57,11 +73,7 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
   EXT template void ibla::potrs(const ibla_test::eti::Exec&, ibla::Uplo,                         \
                                 const ibla_test::eti::M<ibla_test::cfg::c>&,                     \
                                 const ibla_test::eti::M<ibla_test::cfg::c>&);
-#define IBLA_TEST_POSV_INSTANCE(EXT, c)                                                          \
-  EXT template void ibla::posv(const ibla_test::eti::Exec&, ibla::Uplo,                          \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::I<ibla_test::cfg::c>&);
+#define IBLA_TEST_POSV_INSTANCE(EXT, c) IBLA_TEST_POSV_WITH(EXT, c, M)
 #define IBLA_TEST_GETRF_INSTANCE(EXT, c)                                                         \
   EXT template void ibla::getrf(const ibla_test::eti::Exec&,                                     \
                                 const ibla_test::eti::M<ibla_test::cfg::c>&,                     \
@@ -72,12 +84,7 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
                                 const ibla_test::eti::M<ibla_test::cfg::c>&,                     \
                                 const ibla_test::eti::P<ibla_test::cfg::c>&,                     \
                                 const ibla_test::eti::M<ibla_test::cfg::c>&);
-#define IBLA_TEST_GESV_INSTANCE(EXT, c)                                                          \
-  EXT template void ibla::gesv(const ibla_test::eti::Exec&,                                      \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::P<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::I<ibla_test::cfg::c>&);
+#define IBLA_TEST_GESV_INSTANCE(EXT, c) IBLA_TEST_GESV_WITH(EXT, c, M)
 
 // Other calls of the test files: types whose kernels are mostly those of
 // a configuration above, because a kernel is compiled for the lane blocks
@@ -90,35 +97,6 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
 // test_determinism.o 60%, test_posv.o 57%, test_gesv.o 38%, test_trsm.o
 // 37% (g++ 12, -O1, nm). Instantiated in the unit that compiles those
 // kernels anyway, they cost little more than the calls themselves.
-#define IBLA_TEST_POSV_VECTOR_INSTANCE(EXT, c)                                                   \
-  EXT template void ibla::posv(const ibla_test::eti::Exec&, ibla::Uplo,                          \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::V<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::I<ibla_test::cfg::c>&);
-#define IBLA_TEST_GESV_VECTOR_INSTANCE(EXT, c)                                                   \
-  EXT template void ibla::gesv(const ibla_test::eti::Exec&,                                      \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::P<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::V<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::I<ibla_test::cfg::c>&);
-#define IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, c)                                                   \
-  EXT template void ibla::trsm(const ibla_test::eti::Exec&, ibla::Side, ibla::Uplo, ibla::Op,    \
-                               ibla::Diag, ibla_test::eti::S<ibla_test::cfg::c>,                 \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::V<ibla_test::cfg::c>&);
-// A of configuration a, B of configuration b.
-#define IBLA_TEST_TRSM_MIXED_INSTANCE(EXT, a, b)                                                 \
-  EXT template void ibla::trsm(const ibla_test::eti::Exec&, ibla::Side, ibla::Uplo, ibla::Op,    \
-                               ibla::Diag, ibla_test::eti::S<ibla_test::cfg::a>,                 \
-                               const ibla_test::eti::M<ibla_test::cfg::a>&,                      \
-                               const ibla_test::eti::M<ibla_test::cfg::b>&);
-#define IBLA_TEST_GEMM_SERIAL_INSTANCE(EXT, c)                                                   \
-  EXT template void ibla::gemm(const Kokkos::Serial&, ibla::Op, ibla::Op,                        \
-                               ibla_test::eti::S<ibla_test::cfg::c>,                             \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&,                      \
-                               ibla_test::eti::S<ibla_test::cfg::c>,                             \
-                               const ibla_test::eti::M<ibla_test::cfg::c>&);
 // By unit: support/instances/factor_and_solve.cpp (test_edge_cases_solvers,
 // test_posv and test_gesv), triangular_solves.cpp (test_edge_cases_solvers
 // and test_trsm), gemm.cpp (test_determinism, on Kokkos::Serial where the
@@ -127,23 +105,23 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
   IBLA_TEST_GETRF_INSTANCE(EXT, d_right)            \
   IBLA_TEST_POTRF_INSTANCE(EXT, d_right)            \
   IBLA_TEST_POSV_INSTANCE(EXT, d_right)             \
-  IBLA_TEST_POSV_VECTOR_INSTANCE(EXT, d_block8)     \
-  IBLA_TEST_POSV_VECTOR_INSTANCE(EXT, f_left)       \
-  IBLA_TEST_GESV_VECTOR_INSTANCE(EXT, d_block8)     \
-  IBLA_TEST_GESV_VECTOR_INSTANCE(EXT, f_stride)
+  IBLA_TEST_POSV_WITH(EXT, d_block8, V)             \
+  IBLA_TEST_POSV_WITH(EXT, f_left, V)               \
+  IBLA_TEST_GESV_WITH(EXT, d_block8, V)             \
+  IBLA_TEST_GESV_WITH(EXT, f_stride, V)
 #define IBLA_TEST_OTHER_TRIANGULAR_SOLVE_CALLS(EXT) \
   IBLA_TEST_TRSM_INSTANCE(EXT, d_right)             \
-  IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, d_block8)     \
-  IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, d_right)      \
-  IBLA_TEST_TRSM_VECTOR_INSTANCE(EXT, f_right)      \
-  IBLA_TEST_TRSM_MIXED_INSTANCE(EXT, d_block8, d_right)
+  IBLA_TEST_TRSM_WITH(EXT, d_block8, d_block8, V)   \
+  IBLA_TEST_TRSM_WITH(EXT, d_right, d_right, V)     \
+  IBLA_TEST_TRSM_WITH(EXT, f_right, f_right, V)     \
+  IBLA_TEST_TRSM_WITH(EXT, d_block8, d_right, M)
 #if defined(KOKKOS_ENABLE_SERIAL) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && \
     !defined(KOKKOS_ENABLE_SYCL) && !defined(KOKKOS_ENABLE_OPENMPTARGET)
 #define IBLA_TEST_SERIAL_GEMM_CALLS 1  // the default memory space is the host's
 #else
 #define IBLA_TEST_SERIAL_GEMM_CALLS 0
 #endif
-#define IBLA_TEST_EXTERN_GEMM_SERIAL(c) IBLA_TEST_GEMM_SERIAL_INSTANCE(extern, c)
+#define IBLA_TEST_EXTERN_GEMM_SERIAL(c) IBLA_TEST_GEMM_ON(extern, Kokkos::Serial, c)
 
 // Which configurations each operation is instantiated for: those of its
 // sweep (getrf runs the full sweep; gesv and the edge-case and determinism
