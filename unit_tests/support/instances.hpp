@@ -9,7 +9,8 @@
 //
 // Only the compile time changes: a call with other types (a rank-2 B, an
 // info View of another layout, Kokkos::Serial) is instantiated in its file as
-// before, unless it is one of the "other calls" below. A test target that links ibla_test_instances_<kind> gets
+// before, unless it is one of the "other calls" below. A test target that
+// links ibla_test_instances_<kind> gets
 // IBLA_TEST_<KIND>_INSTANCES defined (unit_tests/CMakeLists.txt), and with it
 // the extern declarations below; a target that does not (test_layouts,
 // test_convert, ...) instantiates everything itself. The sanitizer and CUDA
