@@ -120,6 +120,19 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
   });
 }
 
+/// Requests into L2 column p of A and row p of B of lane l, the share of
+/// team rank `rank` of `ranks`: rows and columns rank, rank + ranks, ...
+/// Each request is one element's line, which holds the element of the
+/// team's neighbouring lanes too (their vector threads request the same
+/// line), so the team's ranks together request the whole column and row once.
+template <class BA, class BB>
+KOKKOS_FORCEINLINE_FUNCTION void prefetch_operands_step(const BA& A, const BB& B, const int p,
+                                                        const int rank, const int ranks,
+                                                        const int l) {
+  for (int i = rank; i < A.rows; i += ranks) prefetch_line_to_l2(&A(i, p, l));
+  for (int j = rank; j < B.cols; j += ranks) prefetch_line_to_l2(&B(p, j, l));
+}
+
 /// One MR x NR tile of C (rows from i0, columns from j0) of lane l alone:
 /// the work of one thread of a device team that splits each matrix's tiles
 /// among its threads (GemmTeamTiles). A tile that reaches past the last row
@@ -127,10 +140,15 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
 /// column repeated and stores only what lies inside: one instance per tile
 /// shape, not one per edge extent. Each element gets gemm_tile's operations
 /// in its order (k increasing, fused), so the same bits.
-template <int MR, int NR, bool ReadC, class T, class BA, class BB, class BC>
+/// PrefetchDistance > 0: at step p the thread also requests into L2 its
+/// share (prefetch_operands_step: it is rank `rank` of `ranks` that split the
+/// tiles) of A's column and B's row p + PrefetchDistance.
+template <int MR, int NR, bool ReadC, int PrefetchDistance = 0, class T, class BA, class BB,
+          class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile_lane_clamped(const int i0, const int j0, const T alpha,
                                                         const BA& A, const BB& B, const T beta,
-                                                        const BC& C, const int l) {
+                                                        const BC& C, const int l,
+                                                        const int rank = 0, const int ranks = 1) {
   const int m = C.rows, n = C.cols, k = A.cols;
   int row[MR], col[NR];
   IBLA_IMPL_UNROLL
@@ -142,7 +160,17 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile_lane_clamped(const int i0, const int 
   for (int r = 0; r < MR; ++r)
     IBLA_IMPL_UNROLL
     for (int c = 0; c < NR; ++c) acc[r][c] = T(0);
+  if constexpr (PrefetchDistance > 0) {
+    // Step 0 is loaded at once below; steps 1 .. distance - 1 have no step
+    // PrefetchDistance before them.
+    for (int p = 1; p < PrefetchDistance && p < k; ++p)
+      prefetch_operands_step(A, B, p, rank, ranks, l);
+  }
   for (int p = 0; p < k; ++p) {
+    if constexpr (PrefetchDistance > 0) {
+      if (p + PrefetchDistance < k)
+        prefetch_operands_step(A, B, p + PrefetchDistance, rank, ranks, l);
+    }
     T a[MR], b[NR];
     IBLA_IMPL_UNROLL
     for (int r = 0; r < MR; ++r) a[r] = A(row[r], p, l);
@@ -433,10 +461,13 @@ namespace impl {
 
 /// A device GEMM whose teams each take S matrices and give every thread one
 /// MR x NR tile of C of one matrix at a time (team rank: the tile, vector
-/// thread: the matrix), at most MaxThreads threads a team.
-template <int MR_, int NR_, int S_, int MaxThreads_>
+/// thread: the matrix), at most MaxThreads threads a team, requesting the
+/// operands PrefetchDistance steps of k ahead into L2 (0: no requests; see
+/// gemm_tile_lane_clamped).
+template <int MR_, int NR_, int S_, int MaxThreads_, int PrefetchDistance_ = 0>
 struct GemmTeamTilesShape {
   static constexpr int MR = MR_, NR = NR_, S = S_, MaxThreads = MaxThreads_;
+  static constexpr int PrefetchDistance = PrefetchDistance_;
 };
 
 template <class Shape, bool ReadC, class T, class AV, class BV, class CV>
@@ -461,8 +492,9 @@ struct GemmTeamTiles {
     // read the same columns of B, and each of A's columns at about the same
     // time, so the team's second reads of an operand hit the SM's L1.
     for (int t = member.team_rank(); t < tiles; t += member.team_size())
-      gemm_tile_lane_clamped<MR, NR, ReadC>((t % row_tiles) * MR, (t / row_tiles) * NR, alpha, a,
-                                            b, beta, c, l);
+      gemm_tile_lane_clamped<MR, NR, ReadC, Shape::PrefetchDistance>(
+          (t % row_tiles) * MR, (t / row_tiles) * NR, alpha, a, b, beta, c, l, member.team_rank(),
+          member.team_size());
   }
 };
 
@@ -508,7 +540,20 @@ inline constexpr int gemm_team_tiles_order = 12;
 /// returns true, or returns false where one thread per matrix is used (small
 /// orders; a block-interleaved L that S does not divide). The shapes are
 /// the fastest of 3 to 6 tried per order in the run above (tiles of 4 x 4 to
-/// 8 x 8, S = 8, 16 or 32 matrices a team), taken for the orders around it.
+/// 8 x 8, S = 8, 16 or 32 matrices a team), taken for the orders around it;
+/// from n = 16 in double and n = 14 in float, those of a second sweep with
+/// the L2 requests (PrefetchDistance; an H200, the same protocol, every shape
+/// the same bits, 2026-11-27). Without them a thread waits on its loads at
+/// every step of k. Double, every order 16..32, 10 shapes: 4 x 4, S = 16,
+/// 1024 threads, distance 4 was the fastest or within 4% of it (distance 2
+/// 2-7% slower, 8 within 2%; the same shape without requests 0.60-0.73 of
+/// it). Against the shapes before, in the same run: n = 16 1933 -> 2619
+/// GFLOP/s (cuBLAS 1795), 17 1477 -> 1939, 18 1713 -> 2205, 20 1586 -> 2721
+/// (2847), 24 2288 -> 2310 (4570), 28 1877 -> 2702 (6349), 32 2478 -> 3336
+/// (8103). Float at n = 16, 20, .., 32 (3 shapes): the requests slowed every
+/// shape at n >= 20, and sped up 4 x 4, S = 32, 1024 threads at n = 16
+/// (3153 -> 3360; the shape before 2491). Without them that shape ran n = 20
+/// 3108 (before 3105), 24 2899 (2940), 28 3677 (2648), 32 4401 (4144).
 template <class T, int BlockLanes, class F>
 bool with_gemm_team_tiles_shape(const index_t m, const index_t n, const F& f) {
   if (m < gemm_team_tiles_order || n < gemm_team_tiles_order) return false;
@@ -520,15 +565,16 @@ bool with_gemm_team_tiles_shape(const index_t m, const index_t n, const F& f) {
   };
   if constexpr (sizeof(T) >= 8) {
     if (order <= 13) return run(GemmTeamTilesShape<6, 6, 16, 256>{});
-    if (order <= 18) return run(GemmTeamTilesShape<4, 4, 32, 512>{});
-    if (order <= 22) return run(GemmTeamTilesShape<5, 5, 16, 256>{});
-    if (order <= 28) return run(GemmTeamTilesShape<4, 4, 16, 576>{});
-    return run(GemmTeamTilesShape<8, 8, 16, 256>{});
+    if (order <= 15) return run(GemmTeamTilesShape<4, 4, 32, 512>{});
+    return run(GemmTeamTilesShape<4, 4, 16, 1024, 4>{});
   } else {
     if (order <= 13) return run(GemmTeamTilesShape<6, 6, 16, 256>{});
-    if (order <= 18) return run(GemmTeamTilesShape<4, 8, 16, 256>{});
-    if (order <= 22) return run(GemmTeamTilesShape<4, 4, 32, 1024>{});
-    if (order <= 28) return run(GemmTeamTilesShape<6, 6, 8, 128>{});
+    if (detail::lane_groups_fit(32, BlockLanes)) {
+      if (order <= 18) return run(GemmTeamTilesShape<4, 4, 32, 1024, 4>{});
+      return run(GemmTeamTilesShape<4, 4, 32, 1024>{});
+    }
+    // Blocks of 16 lanes: the same tiles, 16 matrices a team (same run:
+    // 2699, 2780, 2576, 3330, 4129 GFLOP/s at n = 16, 20, .., 32).
     return run(GemmTeamTilesShape<4, 4, 16, 1024>{});
   }
 }

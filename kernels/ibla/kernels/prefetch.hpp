@@ -52,6 +52,18 @@ struct PrefetchLine {
   }
 };
 
+/// A read prefetch of the line holding p into a GPU's L2 (PTX
+/// prefetch.global.L2), for device kernels whose threads wait on global
+/// loads with too few warps an SM to hide them (GemmTeamTiles). Nothing on
+/// host or other devices.
+KOKKOS_FORCEINLINE_FUNCTION void prefetch_line_to_l2(const void* p) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
+
 struct BlockPrefetch {
   static constexpr int max_ranges = 3;
   static constexpr int line       = 64;
