@@ -1441,10 +1441,14 @@ inline constexpr int getrf_team_rows_order = 32;
 
 /// Matrices per team of GetrfTeamRows of order N: the fastest of S = 8, 16,
 /// 32 in the run above at n = 12, 16, 20, 24, 32, taken for the orders
-/// around each.
+/// around each; in double from n = 28 those of a second run (2026-11-27,
+/// same protocol, special matrices mixed in, every S the same bits) at n =
+/// 24, 26, 28, 30, 32, S = 8 / 16 / 32: 717 / 657 / 663, 720 / 660 / 612,
+/// 435 / 666 / 629, 468 / 632 / 572, 505 / 564 / 574 GFLOP/s.
 template <class T, int N>
 inline constexpr int getrf_team_rows_lanes =
-    sizeof(T) >= 8 ? (N <= 16 ? 16 : N <= 28 ? 8 : 32) : (N <= 16 ? 32 : N <= 28 ? 16 : 32);
+    sizeof(T) >= 8 ? (N <= 16 ? 16 : N <= 27 ? 8 : N <= 31 ? 16 : 32)
+                   : (N <= 16 ? 32 : N <= 28 ? 16 : 32);
 
 /// Runs the batch-level GETRF of square n x n problems as GetrfTeamRows and
 /// returns true, where the device takes that form for T and the layouts' L
