@@ -143,12 +143,11 @@ KOKKOS_FORCEINLINE_FUNCTION void prefetch_operands_step(const BA& A, const BB& B
 /// PrefetchDistance > 0: at step p the thread also requests into L2 its
 /// share (prefetch_operands_step: it is rank `rank` of `ranks` that split the
 /// tiles) of A's column and B's row p + PrefetchDistance.
-template <int MR, int NR, bool ReadC, int PrefetchDistance = 0, class T, class BA, class BB,
-          class BC>
+template <int MR, int NR, bool ReadC, int PrefetchDistance, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile_lane_clamped(const int i0, const int j0, const T alpha,
                                                         const BA& A, const BB& B, const T beta,
-                                                        const BC& C, const int l,
-                                                        const int rank = 0, const int ranks = 1) {
+                                                        const BC& C, const int l, const int rank,
+                                                        const int ranks) {
   const int m = C.rows, n = C.cols, k = A.cols;
   int row[MR], col[NR];
   IBLA_IMPL_UNROLL
