@@ -413,6 +413,62 @@ void expect_prefetch_lines(const int n) {
   }
 }
 
+// BlockPrefetch::step_whole_blocks, which the GEMM of compile-time order
+// and strides calls instead of plan() and step(): its Steps calls request
+// exactly the lines of every whole block added (here the same block twice
+// and another), whatever the blocks' offsets within a line, and a call past
+// the last step requests nothing.
+template <class T, unsigned L, int N, int Steps, int... Step>
+void expect_whole_block_lines(std::integer_sequence<int, Step...>) {
+  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  View A("A", 4 * L, N, N);
+  const auto line = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
+  };
+  constexpr ibla::index_t bytes = ibla::index_t(N) * N * L * sizeof(T);
+  for (const ibla::index_t first : {ibla::index_t(L), ibla::index_t(2 * L)}) {
+    SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +
+                 std::to_string(N) + " steps " + std::to_string(Steps) + " first " +
+                 std::to_string(first));
+    std::set<std::uintptr_t> want;
+    for (const ibla::index_t b : {first, first + ibla::index_t(L)})
+      for (int j = 0; j < N; ++j)
+        for (int i = 0; i < N; ++i)
+          for (unsigned l = 0; l < L; ++l) want.insert(line(&A(b + l, i, j)));
+    ibla::impl::BlockPrefetch prefetch;
+    const auto block = ibla::lane_block(A, first, ibla::lanes_c<int(L)>{});
+    ASSERT_EQ(block.contiguous_size() * ibla::index_t(sizeof(T)), bytes);
+    prefetch.add(block);
+    prefetch.add(block);
+    prefetch.add(ibla::lane_block(A, first + L, ibla::lanes_c<int(L)>{}));
+    std::set<std::uintptr_t> got;
+    const auto record = [&](const char* p) { got.insert(line(p)); };
+    (prefetch.step_whole_blocks<bytes, Steps, Step>(record), ...);
+    EXPECT_EQ(got, want);
+    int after = 0;
+    prefetch.step_whole_blocks<bytes, Steps, Steps>([&](const char*) { ++after; });
+    EXPECT_EQ(after, 0);
+  }
+}
+
+template <class T, unsigned L, int... N>
+void expect_whole_block_lines_for_orders(std::integer_sequence<int, N...>) {
+  ((expect_whole_block_lines<T, L, N, 1>(std::make_integer_sequence<int, 1>{}),
+    expect_whole_block_lines<T, L, N, 3>(std::make_integer_sequence<int, 3>{}),
+    expect_whole_block_lines<T, L, N, 9>(std::make_integer_sequence<int, 9>{})),
+   ...);
+}
+
+TEST(BlockPrefetch, WholeBlockStepsRequestExactlyTheBlocksLines) {
+  // Orders where a block is less than a line, ends inside one, or fills
+  // whole lines (n = 2, L = 4 doubles: 128 bytes); one lane stride of 24
+  // bytes (L = 3 doubles), whose blocks start anywhere within a line.
+  using orders = std::integer_sequence<int, 1, 2, 3, 5, 10>;
+  expect_whole_block_lines_for_orders<double, 4>(orders{});
+  expect_whole_block_lines_for_orders<float, 8>(orders{});
+  expect_whole_block_lines_for_orders<double, 3>(orders{});
+}
+
 TEST(BlockPrefetch, RequestsExactlyTheLinesOfATriangleOrBlock) {
   for (int n = 1; n <= 32; ++n) {
     expect_prefetch_lines<double, 8>(n);

@@ -283,14 +283,17 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int tile_extent(const int N, const int Siz
   return N - t * Size < Size ? N - t * Size : Size;
 }
 
-template <int N, int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC,
-          int... Tile>
+/// BlockBytes > 0: the prefetch's ranges are whole blocks of that many bytes
+/// (BlockPrefetch::step_whole_blocks), else planned for the tiles.
+template <int N, int MR, int NR, bool ReadC, index_t BlockBytes, class Member, class T, class BA,
+          class BB, class BC, int... Tile>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, const T alpha,
                                                           const BA& A, const BB& B, const T beta,
                                                           const BC& C, BlockPrefetch& prefetch,
                                                           std::integer_sequence<int, Tile...>) {
   constexpr int row_tiles = (N + MR - 1) / MR;
-  ((prefetch.step(),
+  constexpr int tiles     = sizeof...(Tile);
+  ((BlockBytes > 0 ? prefetch.step_whole_blocks<BlockBytes, tiles, Tile>() : prefetch.step(),
     gemm_tile<tile_extent(N, MR, Tile % row_tiles), tile_extent(N, NR, Tile / row_tiles), ReadC>(
         member, (Tile % row_tiles) * MR, (Tile / row_tiles) * NR, int(N),
         alpha, A, B, beta, C)),
@@ -300,15 +303,20 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
 /// A square GEMM of compile-time order N: the tiles of gemm_tiles' loops
 /// (columns of tiles outer, rows inner) with their extents known at compile
 /// time, so the tile loops and the dispatch on a tile's extents are
-/// straight-line code.
+/// straight-line code. Blocks of compile-time strides (gemm_fixed_order_nn)
+/// are whole blocks of a known size, so their prefetch needs no plan.
 template <int N, int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles(const Member& member, const T alpha,
                                                   const BA& A, const BB& B, const T beta,
                                                   const BC& C, BlockPrefetch& prefetch) {
   constexpr int tiles = ((N + MR - 1) / MR) * ((N + NR - 1) / NR);
-  prefetch.plan(tiles);
-  gemm_order_tile_sequence<N, MR, NR, ReadC>(member, alpha, A, B, beta, C, prefetch,
-                                             std::make_integer_sequence<int, tiles>{});
+  constexpr index_t block_bytes =
+      std::is_same<typename BC::col_stride, index_t>::value
+          ? 0
+          : index_t(N) * N * fixed_lanes<typename BC::lane_count>::value * index_t(sizeof(T));
+  if constexpr (block_bytes == 0) prefetch.plan(tiles);
+  gemm_order_tile_sequence<N, MR, NR, ReadC, block_bytes>(
+      member, alpha, A, B, beta, C, prefetch, std::make_integer_sequence<int, tiles>{});
 }
 
 IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
@@ -393,14 +401,92 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
   gemm_tile_grid<MR, NR, ReadC>(member, alpha, A, B, beta, C, prefetch);
 }
 
+/// The largest square order that is one tile or a compile-time sequence of
+/// tiles (gemm_single_tile_order, gemm_fixed_order).
+template <class T, int L>
+inline constexpr int gemm_compile_time_order = gemm_fixed_order<T, L> > gemm_single_tile_order<T, L>
+                                                   ? gemm_fixed_order<T, L>
+                                                   : gemm_single_tile_order<T, L>;
+
+/// Whether gemm_fixed_order_nn takes blocks of these types: on host, full
+/// blocks (a compile-time lane count) whose row strides are compile-time
+/// (the block-interleaved layouts).
+template <class T, class BA, class BB, class BC>
+constexpr bool gemm_fixed_order_nn_applies() {
+  constexpr int L = fixed_lanes<typename BC::lane_count>::value;
+  return !IBLA_IMPL_DEVICE_PASS && L > 0 && !std::is_same<typename BA::row_stride, index_t>::value &&
+         !std::is_same<typename BB::row_stride, index_t>::value &&
+         !std::is_same<typename BC::row_stride, index_t>::value;
+}
+
+/// C = alpha A B + beta C (alpha != 0) for a block of square matrices of an
+/// order up to the compile-time sequence's (gemm_fixed_order), with every
+/// stride a compile-time constant (fixed_order_block): each operand's
+/// element is then the block's origin plus a constant offset. Through
+/// apply_op, which makes a block and its transpose one type, the strides
+/// were runtime values: at order 5 (AVX2, L = 4 doubles) they and the
+/// tiles' pointers took more registers than the 16 GPRs, and GCC spilled
+/// them (117 stack moves in the sequence's 1,074 instructions). Its prefetch
+/// of the next block is step_whole_blocks: plan() and step() had been about
+/// 600 instructions a block at order 5, as many as the GEMM itself
+/// (callgrind). Transposed operands keep the runtime-stride tiles below: one
+/// type per combination of ops would compile the sequences four times.
+template <class Member, class T, class BA, class BB, class BC>
+KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int n, const T alpha,
+                                                const BA& A, const BB& B, const T beta,
+                                                const BC& C, BlockPrefetch& prefetch) {
+  constexpr int L           = fixed_lanes<typename BC::lane_count>::value;
+  constexpr int single_tile = gemm_single_tile_order<T, L>;
+  constexpr int fixed       = gemm_compile_time_order<T, L>;
+  constexpr int MR          = host_tile_rows<T, L>(gemm_tile_rows);
+  auto run = [&](auto order, auto read_c) {
+    constexpr int N = decltype(order)::value;
+    const auto a    = fixed_order_block<N>(A);
+    const auto b    = fixed_order_block<N>(B);
+    const auto c    = fixed_order_block<N>(C);
+    if constexpr (N <= single_tile) {
+      gemm_tile<N, N, decltype(read_c)::value>(member, 0, 0, order, alpha, a, b, beta, c);
+    } else {
+      gemm_order_tiles<N, MR, gemm_tile_cols, decltype(read_c)::value>(member, alpha, a, b, beta, c,
+                                                                       prefetch);
+    }
+  };
+  auto order_of = [&](auto read_c) {
+    // The single tile's orders first, without the compares of every
+    // larger order (static_switch counts down from its largest).
+    if (n <= single_tile) {
+      detail::static_switch<single_tile>(n, [&](auto order) { run(order, read_c); });
+    } else if constexpr (fixed > single_tile) {
+      detail::static_switch<fixed - single_tile>(n - single_tile, [&](auto above) {
+        run(std::integral_constant<int, single_tile + decltype(above)::value>{}, read_c);
+      });
+    }
+  };
+  if (beta == T(0)) {
+    order_of(std::false_type{});
+  } else {
+    order_of(std::true_type{});
+  }
+}
+
 template <class Member, class Scalar, class BA, class BB, class BC>
 KOKKOS_INLINE_FUNCTION void gemm_block(const Member& member, Op transA, Op transB,
                                        const Scalar alpha, const BA& A, const BB& B,
                                        const Scalar beta, const BC& C, BlockPrefetch& prefetch) {
   using T       = std::remove_const_t<typename BC::value_type>;
+  const T a = T(alpha), b = T(beta);
+  if constexpr (gemm_fixed_order_nn_applies<T, BA, BB, BC>()) {
+    constexpr int most = gemm_compile_time_order<T, fixed_lanes<typename BC::lane_count>::value>;
+    const int n        = C.rows;
+    if (transA == Op::N && transB == Op::N && a != T(0) && n >= 1 && n <= most && C.cols == n &&
+        A.cols == n) {
+      gemm_fixed_order_nn(member, n, a, A, B, b, C, prefetch);
+      team_sync(member);
+      return;
+    }
+  }
   const auto opA = apply_op(transA, A);
   const auto opB = apply_op(transB, B);
-  const T a = T(alpha), b = T(beta);
   if (C.rows == 0 || C.cols == 0) return;
   if (a == T(0) || opA.cols == 0) {
     impl::scale_block(member, b, C);

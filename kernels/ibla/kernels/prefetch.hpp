@@ -167,6 +167,34 @@ struct BlockPrefetch {
     (void)request;
 #endif
   }
+  /// step() without plan() for ranges that are whole blocks (add) of
+  /// Bytes bytes each, requested in Steps steps, of which this is step
+  /// Step: every count is then a compile-time constant, so a step is its
+  /// prefetch instructions at constant offsets from the blocks' first lines
+  /// (step() and plan() were about 600 instructions a block for a GEMM of
+  /// order 5, as many as its arithmetic). A block starting inside a line
+  /// reaches into one more line than Bytes fill; only that last line is
+  /// checked against the block's end.
+  template <index_t Bytes, int Steps, int Step, class Request = PrefetchLine>
+  KOKKOS_FORCEINLINE_FUNCTION void step_whole_blocks(const Request& request = Request{}) {
+#if !IBLA_IMPL_DEVICE_PASS
+    constexpr int full  = int((Bytes + line - 1) / line);  // lines every block reaches into
+    constexpr int per   = (full + 1 + Steps - 1) / Steps;
+    constexpr int begin = Step * per < full + 1 ? Step * per : full + 1;
+    constexpr int stop  = begin + per < full + 1 ? begin + per : full + 1;
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < max_ranges; ++r) {
+      if (r >= ranges) break;
+      IBLA_IMPL_UNROLL
+      for (int i = begin; i < stop; ++i) {
+        const char* const p = next[r] + i * line;
+        if (i < full || p < end[r]) request(p);
+      }
+    }
+#else
+    (void)request;
+#endif
+  }
   /// Bytes of the whole lines that `bytes` from a line's start reach into:
   /// a run ends inside a line where elements are narrower.
   KOKKOS_FORCEINLINE_FUNCTION static index_t whole_lines(const index_t bytes) {
