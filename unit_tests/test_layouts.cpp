@@ -378,8 +378,8 @@ TEST(LaneBlock, FixedOrderBlockAddressesTheSameElements) {
 // BlockPrefetch (kernels/prefetch.hpp) on the block after the first of a
 // block-interleaved batch: after `steps` calls of step() planned for
 // `steps`, exactly the lines that hold an element of the requested part
-// (the uplo triangle, or the whole block) have been requested, and nothing
-// more comes after. Element widths below, at and above a 64-byte line.
+// (the uplo triangle, or the whole block, which small blocks take for their
+// triangle too) have been requested, and nothing more comes after. Element widths below, at and above a 64-byte line.
 template <class T, unsigned L>
 void expect_prefetch_lines(const int n) {
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
@@ -388,11 +388,14 @@ void expect_prefetch_lines(const int n) {
   const auto line  = [](const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
   };
+  // A block within prefetch_whole_triangle_bytes is requested whole.
+  const bool small = ibla::index_t(n) * n * L * ibla::index_t(sizeof(T)) <=
+                     ibla::impl::prefetch_whole_triangle_bytes;
   for (const int part : {0, 1, 2}) {  // lower, upper, whole block
     std::set<std::uintptr_t> want;
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
-        if (part == 2 || (part == 0 ? i >= j : i <= j))
+        if (part == 2 || small || (part == 0 ? i >= j : i <= j))
           for (unsigned l = 0; l < L; ++l) want.insert(line(&A(L + l, i, j)));
     for (const ibla::index_t steps : {1, 2, 3, 7, 36, 1000}) {
       SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +

@@ -12,7 +12,9 @@
 // and POSV), only that triangle is requested, a run of lines per column: the
 // whole block had doubled the lines read from memory for A at n = 32, and
 // with one right-hand side, where A is nearly all the traffic, TRSM had lost
-// more with the prefetch than it gained. Measured (double, 10^4 problems,
+// more with the prefetch than it gained (blocks within
+// prefetch_whole_triangle_bytes are still requested whole). Measured
+// (double, 10^4 problems,
 // 2 threads, ibla_bench, sets of 5-8 alternated runs, medians, GFLOP/s
 // whole block -> triangle), flushed: POTRF n = 20 21.1 -> 31.2, 24 27.7 ->
 // 34.5, 32 35.5 -> 41.5 (1.08-1.32x at n = 24, 32 in two more sets); POSV
@@ -64,6 +66,15 @@ KOKKOS_FORCEINLINE_FUNCTION void prefetch_line_to_l2(const void* p) {
 #endif
 }
 
+/// Blocks of at most this size are requested whole where a kernel reads one
+/// triangle (add_triangle): a run per column cost more instructions than
+/// the lines it saves. TRSM, one right-hand side, L = 4 doubles (callgrind,
+/// 1 thread, 10^4 problems; instructions per block): n = 5 728 -> 624, 6
+/// 811 -> 693, 8 1015 -> 870; its micro-driver (2 threads, 5 alternated
+/// runs, medians, GFLOP/s) warm n = 5 2.2 -> 2.4, 6 2.8 -> 3.0, 8 3.4 ->
+/// 4.0, flushed 2.2 -> 2.3, 2.8 -> 2.8, 3.0 -> 3.2.
+inline constexpr index_t prefetch_whole_triangle_bytes = 2048;
+
 struct BlockPrefetch {
   static constexpr int max_ranges = 3;
   static constexpr int line       = 64;
@@ -97,6 +108,10 @@ struct BlockPrefetch {
   template <class Block>
   KOKKOS_FORCEINLINE_FUNCTION void add_triangle(const Block& b, const Uplo uplo) {
     if (b.contiguous_size() == 0 || ranges == max_ranges) return;
+    if (b.contiguous_size() * index_t(sizeof(*b.data)) <= prefetch_whole_triangle_bytes) {
+      add(b);
+      return;
+    }
     // In a contiguous block an element's lanes are `row` bytes, one after
     // another down a column.
     const index_t size = index_t(sizeof(*b.data));
@@ -195,10 +210,11 @@ struct BlockPrefetch {
     (void)request;
 #endif
   }
-  /// Bytes of the whole lines that `bytes` from a line's start reach into:
-  /// a run ends inside a line where elements are narrower.
+  /// Bytes of the whole lines that `bytes` (>= 0) from a line's start reach
+  /// into: a run ends inside a line where elements are narrower. A mask,
+  /// not a signed division (its sign fix-ups were 3% of a TRSM of order 6).
   KOKKOS_FORCEINLINE_FUNCTION static index_t whole_lines(const index_t bytes) {
-    return (bytes + line - 1) / line * line;
+    return (bytes + line - 1) & ~index_t(line - 1);
   }
   /// The rest of step() for range r once its current run is requested:
   /// the runs after it, `budget` bytes more of them.
