@@ -212,7 +212,8 @@ struct BlockPrefetch {
   }
   /// Bytes of the whole lines that `bytes` (>= 0) from a line's start reach
   /// into: a run ends inside a line where elements are narrower. A mask,
-  /// not a signed division (its sign fix-ups were 3% of a TRSM of order 6).
+  /// not a signed division with its sign fix-ups (TRSM of order 6, L = 4:
+  /// 849 -> 811 instructions a block).
   KOKKOS_FORCEINLINE_FUNCTION static index_t whole_lines(const index_t bytes) {
     return (bytes + line - 1) & ~index_t(line - 1);
   }
