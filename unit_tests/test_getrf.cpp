@@ -201,6 +201,32 @@ TYPED_TEST(Getrf, SingularProblemsInABatch) {
   }
 }
 
+TYPED_TEST(Getrf, ZeroPivotsInDiagonallyDominantBlocks) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  // Diagonally dominant problems, every third with column b % n zeroed: U's
+  // part above it is zero, so the reduced column is exactly zero, LAPACK
+  // meets a zero pivot there (info = its step + 1, no interchange, no
+  // scaling) and goes on. The host's pass without interchanges
+  // (getrf_crout_host) hands such blocks to the forms with them, which must
+  // give LAPACK's info and pivots; the other lanes of the block too.
+  for (int n : {1, 2, 3, 4, 5, 6, 8, 12}) {
+    const index_t batch = 3 * lanes_of<T, Layout>() + 2;
+    auto hA = diagonally_dominant_batch<T>(batch, n, std::uint64_t(900 + n));
+    for (index_t b = 0; b < batch; b += 3)
+      for (int i = 0; i < n; ++i) hA(b, i, int(b % n)) = T(0);
+    const auto got = ibla_getrf<T, Layout>(hA);
+    const auto ref = ref_getrf_batch(hA);
+    SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " zero column n " << n);
+    for (index_t b = 0; b < batch; b += 3)
+      ASSERT_EQ(ref.info[size_t(b)], int(b % n) + 1) << "problem " << b;  // guards the test
+    // Pivots up to the first near tie, info, backward error, and the
+    // factors element-wise where there is no near tie: most problems.
+    EXPECT_GE(check_getrf(hA, got.lu, got.ipiv, got.info, ref), batch / 2);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
@@ -208,15 +234,19 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   // idamax (NaN > x is false) unless it comes first; ipiv, info and the NaN
   // pattern must match LAPACK's. n = 3 runs the host's register form for
   // small orders (getrf_registers_host), n = 6 too where the host has 32
-  // vector registers, the general one with 16.
+  // vector registers, the general one with 16. On diagonally dominant input
+  // the host first tries the pass without interchanges (getrf_crout_host),
+  // which hands a block with a NaN to the forms with them.
+  for (const bool dominant : {false, true})
   for (int n : {3, 6}) {
     const index_t batch = lanes_of<T, Layout>() + 3;
-    auto hA = forced_swap_batch<T>(batch, n, n, 77);
+    auto hA = dominant ? diagonally_dominant_batch<T>(batch, n, std::uint64_t(70 + n))
+                       : forced_swap_batch<T>(batch, n, n, 77);
     const T nan = std::numeric_limits<T>::quiet_NaN();
     for (index_t b = 0; b < batch; ++b) hA(b, int(b % n), int(b % 3)) = nan;
     const auto got = ibla_getrf<T, Layout>(hA);
     const auto ref = ref_getrf_batch(hA);
-    SCOPED_TRACE(::testing::Message() << "n " << n);
+    SCOPED_TRACE(::testing::Message() << "n " << n << (dominant ? " dominant" : " random"));
     EXPECT_EQ(got.ipiv, ref.ipiv);
     EXPECT_EQ(got.info, ref.info);
     for (index_t b = 0; b < batch; ++b)
@@ -264,8 +294,9 @@ TYPED_TEST(Getrf, SubnormalLastPivotIsLapacksResult) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   // The last pivot U(n-1, n-1) subnormal: nothing lies below it to scale, so
-  // the host forms do not test it against sfmin (getrf_tests_last_pivot) and
-  // the block is not handed to the forms that divide. The result must still
+  // the host forms with interchanges do not test it against sfmin
+  // (getrf_tests_last_pivot) and the block is not handed to the forms that
+  // divide (the pass without them, getrf_crout_host, hands it to those). The result must still
   // be LAPACK's: that pivot bit for bit, info 0, the same pivots. The last
   // row is zero left of the diagonal, so U(n-1, n-1) is the input's entry
   // exactly. Diagonally dominant (the form without interchanges) and random

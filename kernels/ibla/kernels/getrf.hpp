@@ -535,7 +535,9 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
 /// = 2..5 1.12-1.26x; L = 16: n = 2, 3 1.33x, 1.11x; random input, L = 8:
 /// n = 2..5 1.06-1.18x. Kept above, where dropping it changed a few
 /// instructions and how GCC scheduled them, nothing else: L = 8 n = 9 0.88x,
-/// 11 1.10x, 12 0.89x; L = 16 n = 4 0.91x.
+/// 11 1.10x, 12 0.89x; L = 16 n = 4 0.91x. The pass without interchanges
+/// (getrf_crout_host) has since dropped the separate tests: its one check
+/// a column tests every pivot, the last one included, against sfmin.
 template <class T, int L, int N>
 inline constexpr bool getrf_tests_last_pivot =
     N * N * host_registers_per_value<T, L> > host_simd_registers - 4;
@@ -752,72 +754,72 @@ inline constexpr int getrf_crout_order =
 inline constexpr int getrf_crout_lane_multipliers_order = 6;
 
 /// Column J and the following ones of getrf_crout_host, for lane l: the
-/// column is loaded into registers and kept in W as it was, receives the
+/// column is loaded into registers and kept in W as it was (but row 0,
+/// which no step changes), receives the
 /// updates of the columns before it in increasing k (their multipliers
 /// from the lane's own array, or read back from A above
-/// getrf_crout_lane_multipliers_order), is checked for a row below beating
-/// its diagonal, scaled, and stored to A. Each element gets the operations
+/// getrf_crout_lane_multipliers_order), is checked (its pivot at least
+/// sfmin, no row below larger), scaled, and stored to A. Each element gets the operations
 /// of the right-looking steps (getrf_register_steps, getrf_lanes_host) in
 /// the same order: updates in increasing k, then the scaling by the same
 /// reciprocal; so the same bits. A function template per column, so that
 /// every index into c is a compile-time constant.
-template <int J, int N, int L, class T, class Index, class BA>
+template <int J, int N, int L, class T, class BA>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L],
                                                      T (&multipliers)[N][N], const int l,
-                                                     T& status, Index& flags) {
+                                                     bool& all_pass) {
   constexpr bool lane_multipliers = N <= getrf_crout_lane_multipliers_order;
   const T sfmin = Kokkos::Experimental::norm_min<T>::value;
   T c[N];
   IBLA_IMPL_UNROLL
   for (int i = 0; i < N; ++i) c[i] = A(i, J, l);
+  // Row 0 receives no update and no scaling: it is neither kept nor stored.
   IBLA_IMPL_UNROLL
-  for (int i = 0; i < N; ++i) W[i][J][l] = c[i];
+  for (int i = 1; i < N; ++i) W[i][J][l] = c[i];
   IBLA_IMPL_UNROLL
   for (int k = 0; k < J; ++k)
     IBLA_IMPL_UNROLL
     for (int i = k + 1; i < N; ++i)
       c[i] = fused_mul_add(-(lane_multipliers ? multipliers[i][k] : A(i, k, l)), c[k], c[i]);
-  // A row below beating the diagonal (idamax would pick it; a NaN never
-  // beats, nor is beaten): independent compares or-ed together. A running
-  // maximum, a chain of compare and select per row, was a quarter of the
-  // form's time (perf, n = 8).
-  const T piv      = c[J];
-  const T piv_size = magnitude(piv);
-  Index beaten     = 0;
+  // The column passes when its pivot is at least sfmin in magnitude and
+  // every row below is at most as large (idamax would pick a larger one):
+  // independent compares and-ed together (a running maximum, a chain of
+  // compare and select per row, was a quarter of the form's time: perf, n =
+  // 8). A zero, tiny or NaN pivot fails, and so does a NaN below (no
+  // ordered compare holds for it): such blocks are rare, and the form with
+  // interchanges handles them as LAPACK does (info, no scaling, division
+  // below sfmin, NaN never picked), so this pass needs neither info nor a
+  // guarded scale. The flags of each kind apart (beaten, zero pivot for
+  // info, tiny pivot) were about 11 vector operations more a column.
+  const T piv_size = magnitude(c[J]);
+  bool passes      = piv_size >= sfmin;
   IBLA_IMPL_UNROLL
-  for (int i = J + 1; i < N; ++i) beaten |= Index(magnitude(c[i]) > piv_size);
-  flags |= beaten << 1;
-  status = select_bits((piv == T(0)) & (status == T(0)), T(J + 1), status);
-  // x * 1 is x: a zero pivot's column is kept by the same multiply.
-  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  if constexpr (getrf_tests_pivot<T, L, N, J>)
-    flags |= Index(piv != T(0)) & Index(!(piv_size >= sfmin));
+  for (int i = J + 1; i < N; ++i) passes &= magnitude(c[i]) <= piv_size;
+  all_pass &= passes;
+  const T scale = T(1) / c[J];
   IBLA_IMPL_UNROLL
   for (int i = J + 1; i < N; ++i) c[i] *= scale;
   IBLA_IMPL_UNROLL
-  for (int i = 0; i < N; ++i) A(i, J, l) = c[i];
+  for (int i = 1; i < N; ++i) A(i, J, l) = c[i];
   if constexpr (lane_multipliers) {
     IBLA_IMPL_UNROLL
     for (int i = J + 1; i < N; ++i) multipliers[i][J] = c[i];
   }
-  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, multipliers, l, status, flags);
+  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, multipliers, l, all_pass);
 }
 
-/// Lane l of getrf_crout_host (a functor: see GetrfRegisterLane). flags[l]:
-/// bit 0 a pivot below sfmin, bit 1 a row below beating a diagonal.
+/// Lane l of getrf_crout_host (a functor: see GetrfRegisterLane). flags[l]
+/// is 1 when a column of the lane failed getrf_crout_columns' check.
 template <int N, int L, class T, class Index, class BA>
 struct GetrfCroutLane {
   const BA& A;
   T (&W)[N][N][L];
-  T (&status)[L];
   Index (&flags)[L];
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
-    T lane_status = T(0);
-    Index fl      = 0;
+    bool all_pass = true;
     T multipliers[N][N];
-    getrf_crout_columns<0>(A, W, multipliers, l, lane_status, fl);
-    status[l] = lane_status;
-    flags[l]  = fl;
+    getrf_crout_columns<0>(A, W, multipliers, l, all_pass);
+    flags[l] = !all_pass;
   }
 };
 
@@ -826,9 +828,10 @@ struct GetrfCroutLane {
 /// (Crout order: one column in registers at a time, the finished columns
 /// of L kept per lane or read back from A, in L1), in place, the input kept
 /// in the scratch W. If no lane had a row beating its diagonal, nor a pivot
-/// below sfmin, A holds the factorization LAPACK computes (pivots k + 1) and
-/// it returns true; otherwise A gets its input back from W, it returns
-/// false, and the caller factors the block with interchanges.
+/// below sfmin (zero included) nor a NaN in a column, A holds the
+/// factorization LAPACK computes (pivots k + 1, info 0) and it returns
+/// true; otherwise A gets its input back from W, it returns false, and the
+/// caller factors the block with interchanges.
 ///
 /// The block was first factored into W and copied to A once it passed.
 /// Factored in place instead, a passing block (every block of a diagonally
@@ -868,14 +871,13 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
   prefetch.plan(1);
   prefetch.step();
   T W[N][N][L];
-  T status[L];
   Index flags[L];
-  for_each_lane(member, A.lanes, GetrfCroutLane<N, L, T, Index, BA>{A, W, status, flags});
+  for_each_lane(member, A.lanes, GetrfCroutLane<N, L, T, Index, BA>{A, W, flags});
   Index any = 0;
   for (int l = 0; l < L; ++l) any |= flags[l];
   if (any) {
     IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i)
+    for (int i = 1; i < N; ++i)
       IBLA_IMPL_UNROLL
       for (int j = 0; j < N; ++j)
         for_each_lane(member, A.lanes, [&](const int l) { A(i, j, l) = W[i][j][l]; });
@@ -884,7 +886,8 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
   IBLA_IMPL_UNROLL
   for (int k = 0; k < N; ++k)
     for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = k + 1; });
-  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
+  // No zero pivot passes the check.
+  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = 0; });
   return true;
 }
 
