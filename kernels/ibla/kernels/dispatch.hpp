@@ -173,7 +173,12 @@ struct BlockLoop {
 #else
     const HostSoloMember team;
 #endif
-    for (index_t first = begin; first < end; first += L) {
+    // Counted in blocks, first = block * L: the compiler then sees that
+    // first is a multiple of L, and the layouts' first / L and first % L
+    // (lane_block) fold to block and 0 instead of a signed division with
+    // its fix-ups for every operand of every block.
+    for (index_t block = begin / L; block * L < end; ++block) {
+      const index_t first     = block * L;
       const index_t remaining = batch - first;
       if (remaining >= L) {
         op(team, first, lanes_c<L>{});
