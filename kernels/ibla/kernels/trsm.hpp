@@ -52,7 +52,14 @@ KOKKOS_FORCEINLINE_FUNCTION bool reciprocal_overflows(const T d) {
   // 2 / max, not 1 / max: the rounded threshold must not let a d through
   // whose reciprocal still overflows.
   constexpr T below = T(2) / Kokkos::Experimental::finite_max<T>::value;
+#if IBLA_IMPL_DEVICE_PASS
   return (d < T(0) ? -d : d) < below;
+#else
+  // One AND per vector for |d| (see magnitude) instead of the ternary's
+  // compare, negation and blend: TRSM, one right-hand side, L = 4
+  // doubles, n = 6, 8: 818 -> 807, 1065 -> 1023 instructions a block.
+  return magnitude(d) < below;
+#endif
 }
 
 /// Every lane takes part (plain TRSM).
