@@ -411,13 +411,14 @@ inline constexpr int gemm_compile_time_order = gemm_fixed_order<T, L> > gemm_sin
 /// Whether gemm_fixed_order_nn takes blocks of these types: on host, full
 /// blocks (a compile-time lane count) whose row strides are compile-time
 /// (the block-interleaved layouts).
+/// A variable template, not a constexpr function: nvcc warns (#20013-D)
+/// where a host-device function calls a constexpr host function.
 template <class T, class BA, class BB, class BC>
-constexpr bool gemm_fixed_order_nn_applies() {
-  constexpr int L = fixed_lanes<typename BC::lane_count>::value;
-  return !IBLA_IMPL_DEVICE_PASS && L > 0 && !std::is_same<typename BA::row_stride, index_t>::value &&
-         !std::is_same<typename BB::row_stride, index_t>::value &&
-         !std::is_same<typename BC::row_stride, index_t>::value;
-}
+inline constexpr bool gemm_fixed_order_nn_applies =
+    !IBLA_IMPL_DEVICE_PASS && fixed_lanes<typename BC::lane_count>::value > 0 &&
+    !std::is_same<typename BA::row_stride, index_t>::value &&
+    !std::is_same<typename BB::row_stride, index_t>::value &&
+    !std::is_same<typename BC::row_stride, index_t>::value;
 
 /// C = alpha A B + beta C (alpha != 0) for a block of square matrices of an
 /// order up to the compile-time sequence's (gemm_fixed_order), with every
@@ -475,7 +476,7 @@ KOKKOS_INLINE_FUNCTION void gemm_block(const Member& member, Op transA, Op trans
                                        const Scalar beta, const BC& C, BlockPrefetch& prefetch) {
   using T       = std::remove_const_t<typename BC::value_type>;
   const T a = T(alpha), b = T(beta);
-  if constexpr (gemm_fixed_order_nn_applies<T, BA, BB, BC>()) {
+  if constexpr (gemm_fixed_order_nn_applies<T, BA, BB, BC>) {
     constexpr int most = gemm_compile_time_order<T, fixed_lanes<typename BC::lane_count>::value>;
     const int n        = C.rows;
     if (transA == Op::N && transB == Op::N && a != T(0) && n >= 1 && n <= most && C.cols == n &&
