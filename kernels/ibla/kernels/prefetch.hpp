@@ -14,9 +14,8 @@
 // with one right-hand side, where A is nearly all the traffic, TRSM had lost
 // more with the prefetch than it gained (blocks within
 // prefetch_whole_triangle_bytes are still requested whole). Measured
-// (double, 10^4 problems,
-// 2 threads, ibla_bench, sets of 5-8 alternated runs, medians, GFLOP/s
-// whole block -> triangle), flushed: POTRF n = 20 21.1 -> 31.2, 24 27.7 ->
+// (double, 10^4 problems, 2 threads, ibla_bench, sets of 5-8 alternated
+// runs, medians, GFLOP/s whole block -> triangle), flushed: POTRF n = 20 21.1 -> 31.2, 24 27.7 ->
 // 34.5, 32 35.5 -> 41.5 (1.08-1.32x at n = 24, 32 in two more sets); POSV
 // n = 12..32 1.06-1.30x; TRSM nrhs = 1, n = 5..32 1.03-1.43x (n > 8 had no
 // prefetch before). Warm, n = 24 and 32: POTRF 1.07-1.35x, POSV 1.12-1.26x.
