@@ -379,7 +379,8 @@ TEST(LaneBlock, FixedOrderBlockAddressesTheSameElements) {
 // block-interleaved batch: after `steps` calls of step() planned for
 // `steps`, exactly the lines that hold an element of the requested part
 // (the uplo triangle, or the whole block, which small blocks take for their
-// triangle too) have been requested, and nothing more comes after. Element widths below, at and above a 64-byte line.
+// triangle too) have been requested, and nothing more comes after. Element
+// widths below, at and above a 64-byte line.
 template <class T, unsigned L>
 void expect_prefetch_lines(const int n) {
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
