@@ -284,16 +284,19 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int tile_extent(const int N, const int Siz
 }
 
 /// BlockBytes > 0: the prefetch's ranges are whole blocks of that many bytes
-/// (BlockPrefetch::step_whole_blocks), else planned for the tiles.
-template <int N, int MR, int NR, bool ReadC, index_t BlockBytes, class Member, class T, class BA,
-          class BB, class BC, int... Tile>
+/// (BlockPrefetch::step_whole_blocks), requested in Steps steps (0: one a
+/// tile) of which the tiles take FirstStep, FirstStep + 1, ...; else
+/// planned for the tiles.
+template <int N, int MR, int NR, bool ReadC, index_t BlockBytes, int Steps = 0, int FirstStep = 0,
+          class Member, class T, class BA, class BB, class BC, int... Tile>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, const T alpha,
                                                           const BA& A, const BB& B, const T beta,
                                                           const BC& C, BlockPrefetch& prefetch,
                                                           std::integer_sequence<int, Tile...>) {
   constexpr int row_tiles = (N + MR - 1) / MR;
-  constexpr int tiles     = sizeof...(Tile);
-  ((BlockBytes > 0 ? prefetch.step_whole_blocks<BlockBytes, tiles, Tile>() : prefetch.step(),
+  constexpr int steps     = Steps > 0 ? Steps : int(sizeof...(Tile));
+  ((BlockBytes > 0 ? prefetch.step_whole_blocks<BlockBytes, steps, FirstStep + Tile>()
+                   : prefetch.step(),
     gemm_tile<tile_extent(N, MR, Tile % row_tiles), tile_extent(N, NR, Tile / row_tiles), ReadC>(
         member, (Tile % row_tiles) * MR, (Tile / row_tiles) * NR, int(N),
         alpha, A, B, beta, C)),
@@ -317,6 +320,62 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles(const Member& member, const T 
   if constexpr (block_bytes == 0) prefetch.plan(tiles);
   gemm_order_tile_sequence<N, MR, NR, ReadC, block_bytes>(
       member, alpha, A, B, beta, C, prefetch, std::make_integer_sequence<int, tiles>{});
+}
+
+/// Lanes a group of a full host block of L lanes of T has where
+/// gemm_fixed_order_nn runs the block a group at a time: one SIMD register
+/// of lanes (host_simd_bytes), where a lane value takes several registers
+/// and the block divides into such groups; else L (one group). A group
+/// takes the tiles of one register a value (3 x 4 on AVX2) and their
+/// compile-time sequences up to gemm_fixed_order (10 on AVX2), where the
+/// whole block, two or four registers a value, had 1 x 4 tiles and loops
+/// past order 4: at L = 8 doubles (AVX2) orders 5 and 6 ran at half the
+/// speed of L = 4. The group's elements are half or a quarter of a line;
+/// the other groups find the line in L1. Measured on Zen 3 (micro-driver
+/// of ibla::gemm NN, double, 10^4 problems, 2 threads, alternated runs,
+/// medians, GFLOP/s), warm (3 runs): L = 8 n = 5 12.8 -> 26.9, 6 17.2 ->
+/// 30.4, 8 28.6 -> 37.4, 10 26.0 -> 37.0; L = 16 n = 5 15.7 -> 28.0, 6
+/// 21.1 -> 30.4, 8 23.6 -> 32.7, 10 25.5 -> 32.3. Flushed (5 runs, in
+/// which L = 4, unchanged, moved by up to 8%): L = 8 n = 5 12.3 -> 14.4, 6
+/// 16.4 -> 17.1, 8 22.2 -> 19.6 (9 more runs: 15.8 -> 14.7), 10 17.2 ->
+/// 22.2; L = 16 n = 5 13.3 -> 10.0 (9 more runs: 8.8 -> 8.5), 6 14.8 ->
+/// 14.0, 8 18.5 -> 17.3, 10 17.5 -> 18.0. Instructions a block
+/// (callgrind, 1 thread): L = 8 n = 5 2942 -> 1054, 8 6366 -> 3113, 10
+/// 11360 -> 5287; L = 16 n = 5 4697 -> 1897. ibla_bench (7 alternated
+/// runs, medians, GFLOP/s), L = 8: warm n = 5 12.9 -> 20.8, 6 12.5 ->
+/// 26.0, 8 19.5 -> 27.0, 10 18.7 -> 24.0; flushed 12.4 -> 14.2, 12.0 ->
+/// 15.0, 16.0 -> 16.7, 15.3 -> 20.3; L = 16 flushed n = 5 13.8 -> 11.7,
+/// while cells whose code is unchanged moved 0.72-0.96x in the same runs.
+/// Not measured on AVX-512 (L = 16 doubles there). The tests' GEMM
+/// instance unit compiles in 35 s against 32.
+template <class T, int L>
+inline constexpr int gemm_lane_group_lanes =
+    (L > 0 && !IBLA_IMPL_DEVICE_PASS && host_registers_per_value<T, L> > 1 &&
+     (host_simd_bytes / int(sizeof(T))) * host_registers_per_value<T, L> == L)
+        ? host_simd_bytes / int(sizeof(T))
+        : L;
+
+/// gemm_order_tiles (blocks of compile-time strides, whole blocks
+/// prefetched) on each group of G lanes of the block in turn (lane_group),
+/// the next block's lines spread over all the groups' tiles. Each group's
+/// tiles are those of one register a value (gemm_lane_group_lanes). Every
+/// element gets the same operations in the same order as in gemm_tiles'
+/// loops (k increasing, fused), so the same bits.
+template <int N, bool ReadC, int G, class Member, class T, class BA, class BB, class BC,
+          int... Group>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles_by_lane_group(
+    const Member& member, const T alpha, const BA& A, const BB& B, const T beta, const BC& C,
+    BlockPrefetch& prefetch, std::integer_sequence<int, Group...>) {
+  constexpr int MR    = host_tile_rows<T, G>(gemm_tile_rows);
+  constexpr int NR    = gemm_tile_cols;
+  constexpr int tiles = ((N + MR - 1) / MR) * ((N + NR - 1) / NR);
+  constexpr int steps = tiles * int(sizeof...(Group));
+  constexpr index_t block_bytes =
+      index_t(N) * N * fixed_lanes<typename BC::lane_count>::value * index_t(sizeof(T));
+  (gemm_order_tile_sequence<N, MR, NR, ReadC, block_bytes, steps, Group * tiles>(
+       member, alpha, lane_group<G>(A, Group), lane_group<G>(B, Group), beta,
+       lane_group<G>(C, Group), prefetch, std::make_integer_sequence<int, tiles>{}),
+   ...);
 }
 
 IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
@@ -408,6 +467,15 @@ inline constexpr int gemm_compile_time_order = gemm_fixed_order<T, L> > gemm_sin
                                                    ? gemm_fixed_order<T, L>
                                                    : gemm_single_tile_order<T, L>;
 
+/// The largest square order gemm_fixed_order_nn takes: that of the block
+/// (gemm_compile_time_order), or of its lane groups (gemm_lane_group_lanes)
+/// where that is larger.
+template <class T, int L>
+inline constexpr int gemm_fixed_order_nn_order =
+    gemm_compile_time_order<T, gemm_lane_group_lanes<T, L>> > gemm_compile_time_order<T, L>
+        ? gemm_compile_time_order<T, gemm_lane_group_lanes<T, L>>
+        : gemm_compile_time_order<T, L>;
+
 /// Whether gemm_fixed_order_nn takes blocks of these types: on host, full
 /// blocks (a compile-time lane count) whose row strides are compile-time
 /// (the block-interleaved layouts).
@@ -421,7 +489,8 @@ inline constexpr bool gemm_fixed_order_nn_applies =
     !std::is_same<typename BC::row_stride, index_t>::value;
 
 /// C = alpha A B + beta C (alpha != 0) for a block of square matrices of an
-/// order up to the compile-time sequence's (gemm_fixed_order), with every
+/// order up to the compile-time sequence's (gemm_fixed_order, of the block
+/// or of its lane groups: gemm_fixed_order_nn_order), with every
 /// stride a compile-time constant (fixed_order_block): each operand's
 /// element is then the block's origin plus a constant offset. Through
 /// apply_op, which makes a block and its transpose one type, the strides
@@ -438,7 +507,9 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
                                                 const BC& C, BlockPrefetch& prefetch) {
   constexpr int L           = fixed_lanes<typename BC::lane_count>::value;
   constexpr int single_tile = gemm_single_tile_order<T, L>;
-  constexpr int fixed       = gemm_compile_time_order<T, L>;
+  constexpr int whole_block = gemm_compile_time_order<T, L>;
+  constexpr int fixed       = gemm_fixed_order_nn_order<T, L>;
+  constexpr int G           = gemm_lane_group_lanes<T, L>;
   constexpr int MR          = host_tile_rows<T, L>(gemm_tile_rows);
   auto run = [&](auto order, auto read_c) {
     constexpr int N = decltype(order)::value;
@@ -447,9 +518,12 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
     const auto c    = fixed_order_block<N>(C);
     if constexpr (N <= single_tile) {
       gemm_tile<N, N, decltype(read_c)::value>(member, 0, 0, order, alpha, a, b, beta, c);
-    } else {
+    } else if constexpr (N <= whole_block) {
       gemm_order_tiles<N, MR, gemm_tile_cols, decltype(read_c)::value>(member, alpha, a, b, beta, c,
                                                                        prefetch);
+    } else {
+      gemm_order_tiles_by_lane_group<N, decltype(read_c)::value, G>(
+          member, alpha, a, b, beta, c, prefetch, std::make_integer_sequence<int, L / G>{});
     }
   };
   auto order_of = [&](auto read_c) {
@@ -477,7 +551,7 @@ KOKKOS_INLINE_FUNCTION void gemm_block(const Member& member, Op transA, Op trans
   using T       = std::remove_const_t<typename BC::value_type>;
   const T a = T(alpha), b = T(beta);
   if constexpr (gemm_fixed_order_nn_applies<T, BA, BB, BC>) {
-    constexpr int most = gemm_compile_time_order<T, fixed_lanes<typename BC::lane_count>::value>;
+    constexpr int most = gemm_fixed_order_nn_order<T, fixed_lanes<typename BC::lane_count>::value>;
     const int n        = C.rows;
     if (transA == Op::N && transB == Op::N && a != T(0) && n >= 1 && n <= most && C.cols == n &&
         A.cols == n) {

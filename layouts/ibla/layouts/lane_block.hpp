@@ -101,13 +101,22 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, NewCount, S, R, CS> with_lanes(
   return LaneBlock<T, NewCount, S, R, CS>{b.data, b.rs, b.cs, b.ls, n, b.rows, b.cols};
 }
 
+/// Lanes [g * G, g * G + G) of a block as a block of G lanes (lanes_c<G>),
+/// the same strides: a kernel's vector form run on a group of the block's
+/// lanes at a time (see gemm_lane_group_lanes).
+template <int G, class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<G>, S, R, CS> lane_group(
+    const LaneBlock<T, C, S, R, CS>& b, int g) {
+  return LaneBlock<T, lanes_c<G>, S, R, CS>{&b(0, 0, g * G), b.rs, b.cs, b.ls, {}, b.rows, b.cols};
+}
+
 /// Lane l of a block as a block of one lane (lanes_c<1>): a kernel's vector
 /// form run one matrix at a time, its lane loops of trip count 1 (see
 /// team::getrf for the partial last block on host).
 template <class T, class C, class S, class R, class CS>
 KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S, R, CS> single_lane(
     const LaneBlock<T, C, S, R, CS>& b, int l) {
-  return LaneBlock<T, lanes_c<1>, S, R, CS>{&b(0, 0, l), b.rs, b.cs, b.ls, {}, b.rows, b.cols};
+  return lane_group<1>(b, l);
 }
 
 /// The same block with its column stride a compile-time constant, for a
