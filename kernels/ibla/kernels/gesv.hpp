@@ -77,13 +77,15 @@ KOKKOS_FORCEINLINE_FUNCTION LanePivots<N, L, lane_index_t<T>> lane_wide_pivots(
 
 /// Whether any lane of a full host block has a pivot other than its own
 /// row (ipiv(k) != k + 1 for some k), keep aside: a lane that keeps its B
-/// swaps nothing either way.
-template <int L, class Member, class BP>
+/// swaps nothing either way. Rows > 0: ipiv.rows, known at compile time.
+template <int Rows = 0, int L, class Member, class BP>
 KOKKOS_FORCEINLINE_FUNCTION bool block_swaps_rows(const Member& member, lanes_c<L> lanes,
                                                   const BP& ipiv) {
   int moved[L] = {};
-  for (int k = 0; k < ipiv.rows; ++k)
-    for_each_lane(member, lanes, [&](const int l) { moved[l] |= int(ipiv(k, 0, l) != k + 1); });
+  const int rows = Rows > 0 ? Rows : ipiv.rows;
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < rows; ++k)
+    for_each_lane(member, lanes, [&](const int l) { moved[l] |= ipiv(k, 0, l) ^ (k + 1); });
   int any = 0;
   for (int l = 0; l < L; ++l) any |= moved[l];
   return any != 0;
@@ -147,15 +149,16 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_host(const Member& member, cons
                   LaswpRegisterLane<N, Forward, BB, decltype(pivots), Keep>{B, pivots, keep, j});
 }
 
-/// Lane l of getrs_registers_host: column j of B swapped (as laswp), then
-/// solved with L (unit) and U by trsm_left's register steps (as the two
-/// trsm_left calls of getrs_masked: same operations, same order, same bits).
+/// Lane l of getrs_registers_host: column j of B swapped (as laswp; not
+/// where !Swaps, for blocks whose pivots swap nothing), then solved with L
+/// (unit) and U by trsm_left's register steps (as the two trsm_left calls
+/// of getrs_masked: same operations, same order, same bits).
 /// Two passes as in TrsmRegisterLane: the first multiplies by 1 / U(r, r)
 /// and stores only lanes where that does not overflow (U(r, r) then is a
 /// pivot below sfmin), flagging the others in redo; the second, run only
 /// when a lane of the block was flagged, divides there as trsm does and
 /// stores the flagged lanes only (their B is still the input).
-template <int N, bool Divide, class BA, class BP, class BB, class Keep,
+template <int N, bool Divide, bool Swaps, class BA, class BP, class BB, class Keep,
           class Reciprocals = OwnReciprocals>
 struct GetrsRegisterLane {
   using T     = std::remove_const_t<typename BB::value_type>;
@@ -172,7 +175,7 @@ struct GetrsRegisterLane {
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) b[i] = B(i, j, l);
     const bool solve = keep(l);
-    laswp_registers_lane<N, true>(b, ipiv, l, solve);
+    if constexpr (Swaps) laswp_registers_lane<N, true>(b, ipiv, l, solve);
     Index overflow = 0;
     trsm_register_steps<0, true, Divide>(b, A, l, /*unit=*/true, overflow);
     trsm_register_steps<0, false, Divide>(b, A, l, /*unit=*/false, overflow, shared);
@@ -187,23 +190,59 @@ struct GetrsRegisterLane {
 /// getrf_registers_host against the general paths (1-thread micro-driver,
 /// double, 4 x 10^4 problems, nrhs 1, medians of 41): 2-3.4x at n = 1..3,
 /// 1.4-2.1x at n = 4 on random input.
-template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
+/// Swaps: the interchanges of ipiv (lane_wide_pivots), else none (a block
+/// whose pivots are all k + 1).
+template <int N, bool Swaps, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
                                                       const Keep& keep, BlockPrefetch& prefetch) {
-  using T           = std::remove_const_t<typename BB::value_type>;
-  using Index       = lane_index_t<T>;
-  const auto pivots = lane_wide_pivots<N, T>(member, B.lanes, ipiv);
+  using T     = std::remove_const_t<typename BB::value_type>;
+  using Index = lane_index_t<T>;
+  const auto pivots = [&] {
+    if constexpr (Swaps) {
+      return lane_wide_pivots<N, T>(member, B.lanes, ipiv);
+    } else {
+      return ipiv;  // not read
+    }
+  }();
   // Constant offsets from the blocks' origins (see fixed_order_block).
   const auto Af = fixed_order_block<N>(A);
   const auto Bf = fixed_order_block<N>(B);
   register_columns_sharing_reciprocals<N, L, T, Index>(
       member, B.lanes, B.cols, prefetch, /*unit=*/false, Af,
       [&](auto divide, Index* redo, const int j, auto reciprocals) {
-        return GetrsRegisterLane<N, decltype(divide)::value, decltype(Af), decltype(pivots),
-                                 decltype(Bf), Keep, decltype(reciprocals)>{
+        return GetrsRegisterLane<N, decltype(divide)::value, Swaps, decltype(Af),
+                                 decltype(pivots), decltype(Bf), Keep, decltype(reciprocals)>{
             Af, pivots, Bf, keep, redo, j, reciprocals};
       });
+}
+
+/// getrs_registers_host, without the interchanges for a block whose pivots
+/// are all k + 1 (every block of diagonally dominant input): their compares
+/// and selects were about a sixth of GESV's instructions at n = 5
+/// (callgrind, L = 8 doubles: 1206 -> 1055 a block). Measured (GESV
+/// micro-driver, double, 10^4 problems, 2 threads, 5 alternated runs,
+/// medians), diagonally dominant input, L = 8 / 16: n = 3 1.08 / 1.13x, 5
+/// 1.04 / 1.18x, 8 1.23 / 1.15x; random input (every block swaps, so the
+/// check is extra work) 0.93-1.08x at n = 2, 5, 8, inside the runs'
+/// spread. The pivots are checked only where this thread's last GETRF block
+/// swapped no rows (getrf_last_block_swapped: in GESV, this block's), so
+/// that random input, where nearly every block swaps, skips the check; the
+/// hint only picks whether to look, never the result. Out of line: inlined
+/// into the batch loop with the other orders, GCC's register allocation of
+/// the whole made n = 2 slower (370 -> 402 instructions a block). Not at
+/// n <= 2, whose one interchange costs less than the check (0.93x at L =
+/// 8).
+template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
+IBLA_IMPL_HOST_NOINLINE void getrs_registers_host_skipping_swaps(const Member& member,
+                                                                 const BA& A, const BP& ipiv,
+                                                                 const BB& B, const Keep& keep,
+                                                                 BlockPrefetch& prefetch) {
+  if (!getrf_last_block_swapped() && !block_swaps_rows<N>(member, B.lanes, ipiv)) {
+    getrs_registers_host<N, false, L>(member, A, ipiv, B, keep, prefetch);
+  } else {
+    getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);
+  }
 }
 #endif
 
@@ -254,7 +293,12 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
       if (member.team_rank() != 0) return;
       if (A.rows <= trsm_register_order) {
         detail::static_switch<trsm_register_order>(A.rows, [&](auto order) {
-          getrs_registers_host<decltype(order)::value, L>(member, A, ipiv, B, keep, prefetch);
+          constexpr int N = decltype(order)::value;
+          if constexpr (N >= 3) {
+            getrs_registers_host_skipping_swaps<N, L>(member, A, ipiv, B, keep, prefetch);
+          } else {
+            getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);
+          }
         });
         return;
       }
