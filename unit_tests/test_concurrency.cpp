@@ -26,6 +26,9 @@
 using namespace ibla_test;
 using ibla::Op;
 
+// Only the OpenMP test below uses Job: without OpenMP (a CUDA build of the
+// tests with a Serial host) its unused members made nvcc warn (#177-D).
+#if defined(KOKKOS_ENABLE_OPENMP)
 namespace {
 
 /// The work of one thread: its own batch, its own sizes.
@@ -62,6 +65,7 @@ struct Job {
 };
 
 }  // namespace
+#endif
 
 TEST(Concurrency, TwoOpenMPPartitionsCallIblaAtOnce) {
 #if !defined(KOKKOS_ENABLE_OPENMP)

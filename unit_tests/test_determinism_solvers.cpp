@@ -352,7 +352,7 @@ void check_device_register_form(std::integer_sequence<int, Orders...>) {
         for (int k = 0; k < n; ++k) hipiv(b, k) = -1;
       }
       for (index_t first = 0; first < batch; first += L) {
-        const int lanes = int(batch - first < L ? batch - first : L);
+        [[maybe_unused]] const int lanes = int(batch - first < L ? batch - first : L);
         // Compiled for host only: a device build would also compile the
         // call for the device, with a host team member (nvcc rejects it).
         if constexpr (ibla::is_host_space_v<Kokkos::DefaultExecutionSpace>)
