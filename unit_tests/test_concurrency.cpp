@@ -11,7 +11,9 @@
 // region, as Kokkos' own TestExecSpacePartitioning does. With 2 partitions
 // every partition runs its own sequence of ibla calls (gemm and convert on
 // its own Views) while the other does the same. ibla keeps no mutable global
-// state: the calls share nothing but the (read-only) code.
+// state but one thread-local hint (getrf_last_block_swapped), which picks the
+// GETRF form a thread tries first, never a result: the calls share nothing
+// but the (read-only) code.
 #include "support/reference.hpp"
 #include "support/configs.hpp"  // its gemm calls are instances (instances.hpp)
 
