@@ -82,8 +82,9 @@ template <int Rows = 0, int L, class Member, class BP>
 KOKKOS_FORCEINLINE_FUNCTION bool block_swaps_rows(const Member& member, lanes_c<L> lanes,
                                                   const BP& ipiv) {
   int moved[L] = {};
+  // A compile-time Rows (3..8) is a trip count GCC unrolls by itself; an
+  // unroll pragma would also have unrolled the runtime count of laswp's.
   const int rows = Rows > 0 ? Rows : ipiv.rows;
-  IBLA_IMPL_UNROLL
   for (int k = 0; k < rows; ++k)
     for_each_lane(member, lanes, [&](const int l) { moved[l] |= ipiv(k, 0, l) ^ (k + 1); });
   int any = 0;
