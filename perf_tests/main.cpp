@@ -7,6 +7,9 @@
 //    modes: "flushed" (inputs restored, then every cache line of every
 //    operand the run touches evicted with clflushopt) and "warm" (inputs
 //    restored, nothing evicted: the batch sits in the cache that holds it);
+//  - the implementations of a case take turns, one repetition each (see
+//    measure_interleaved), so that a drift of the machine's speed falls on
+//    all of them alike;
 //  - median, min and max of the repetitions; GFLOP/s from the median;
 //  - the bound of a cell is min(peak, flops * bandwidth / bytes read), with
 //    the DRAM triad bandwidth for flushed runs and, for warm runs, the
@@ -398,40 +401,92 @@ struct Row {  // one (case, n): the best variant per group
   std::vector<Measurement> all;
 };
 
+/// The timed repetitions of several implementations of one case,
+/// interleaved: repetition r of every implementation, one after another
+/// (from a different one each time), before repetition r + 1 of any. The
+/// speed of the VM this was written on drifts (DRAM triad 22-43 GB/s from
+/// run to run; cells whose code had not changed moved 0.72-1.14x between two
+/// runs): timed implementation by implementation, a drift between ibla's
+/// repetitions and a peer's decided their ratio; interleaved, it falls on
+/// all of them alike. Measured (--ops getrf,gesv --sizes 3,5,10,12,16
+/// --impls ibla,kk-simd, 3 runs of each build alternated; per cell, the
+/// largest over the smallest ratio ibla / kk-simd of the 3 runs): median
+/// 1.18 -> 1.07, largest 1.56 -> 1.30.
+/// Each implementation keeps its own operands (set up once, restored before
+/// every repetition as before), so all of `impls` are set up at once: the
+/// caller bounds their memory (interleave_groups).
 template <class T>
-Measurement measure(Impl<T>& impl, const HostProblem<T>& in, const HostProblem<T>& ref,
-                    const Options& o, const std::vector<bool>& mode_on) {
-  Measurement m;
-  m.group = impl.group();
-  m.name  = impl.name();
-  m.note  = impl.note(in.c);
-  m.why   = impl.absent(in.c);
-  if (!m.why.empty()) return m;
-  impl.setup(in);
-  std::vector<Span> spans;
-  impl.spans(spans);
-  impl.restore();
-  impl.run();  // untimed: first touch, JIT, thread pool
-  for (int mode = 0; mode < 2; ++mode) {
-    if (!mode_on[mode]) continue;
-    std::vector<double> t;
-    for (int r = 0; r < o.reps; ++r) {
-      impl.restore();
-      if (mode == 0) flush_spans(spans);
-      const double t0 = now();
-      impl.run();
-      t.push_back(now() - t0);
-    }
-    m.time[mode] = stats(t);
-    m.has[mode]  = true;
+std::vector<Measurement> measure_interleaved(const std::vector<Impl<T>*>& impls,
+                                             const HostProblem<T>& in, const HostProblem<T>& ref,
+                                             const Options& o, const std::vector<bool>& mode_on) {
+  std::vector<Measurement> ms(impls.size());
+  std::vector<std::vector<Span>> spans(impls.size());
+  std::vector<std::size_t> present;
+  for (std::size_t k = 0; k < impls.size(); ++k) {
+    Impl<T>& impl = *impls[k];
+    Measurement& m = ms[k];
+    m.group = impl.group();
+    m.name  = impl.name();
+    m.note  = impl.note(in.c);
+    m.why   = impl.absent(in.c);
+    if (!m.why.empty()) continue;
+    impl.setup(in);
+    impl.spans(spans[k]);
+    impl.restore();
+    impl.run();  // untimed: first touch, JIT, thread pool
+    present.push_back(k);
   }
-  HostProblem<T> got;
-  got.allocate(in.c);
-  impl.fetch(got);
-  impl.teardown();
-  m.failed = Checker<T>{in, ref, got}.failures();
-  m.status = m.failed == 0 ? "PASS" : "FAIL";
-  return m;
+  const std::size_t np = present.size();
+  for (int mode = 0; mode < 2; ++mode) {
+    if (!mode_on[mode] || np == 0) continue;
+    std::vector<std::vector<double>> t(np);
+    for (int r = 0; r < o.reps; ++r)
+      for (std::size_t i = 0; i < np; ++i) {
+        const std::size_t j = (std::size_t(r) + i) % np;
+        Impl<T>& impl       = *impls[present[j]];
+        impl.restore();
+        if (mode == 0) flush_spans(spans[present[j]]);
+        const double t0 = now();
+        impl.run();
+        t[j].push_back(now() - t0);
+      }
+    for (std::size_t j = 0; j < np; ++j) {
+      ms[present[j]].time[mode] = stats(t[j]);
+      ms[present[j]].has[mode]  = true;
+    }
+  }
+  for (const std::size_t k : present) {
+    HostProblem<T> got;
+    got.allocate(in.c);
+    impls[k]->fetch(got);
+    impls[k]->teardown();
+    ms[k].failed = Checker<T>{in, ref, got}.failures();
+    ms[k].status = ms[k].failed == 0 ? "PASS" : "FAIL";
+  }
+  return ms;
+}
+
+/// The implementations of one case split into runs of consecutive ones
+/// whose operands, all set up at once, stay within a third of the
+/// machine's memory: each implementation is taken to hold 2.5 times the
+/// batch's footprint (its operands and their pristine copies; the
+/// with-conversion ones their strided copies and the native scratch).
+/// The default batch interleaves all of them; a batch of 10^6 at n = 32
+/// (8 GB an operand) measures them one at a time, as before.
+template <class T>
+std::vector<std::vector<Impl<T>*>> interleave_groups(const std::vector<Impl<T>*>& impls,
+                                                     const Case& c) {
+  const double each   = 2.5 * footprint_per_problem(c, sizeof(T)) * double(c.batch);
+  const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  const double budget = memory > 0 ? memory / 3 : 4e9;
+  std::vector<std::vector<Impl<T>*>> groups;
+  double used = 0;
+  for (Impl<T>* impl : impls) {
+    if (groups.empty() || used + each > budget) groups.emplace_back(), used = 0;
+    groups.back().push_back(impl);
+    used += each;
+  }
+  return groups;
 }
 
 std::string fmt(const char* f, double x) {
@@ -657,12 +712,20 @@ int run_all(const Options& o) {
     for (auto& r : row.level)
       if (row.bound[&r - row.level] >= lim.peak_gflops) r = "peak";
 
-    for (auto& impl : impls) {
-      if (std::find(groups.begin(), groups.end(), impl->group()) == groups.end()) continue;
+    std::vector<Impl<T>*> chosen;
+    for (auto& impl : impls)
+      if (std::find(groups.begin(), groups.end(), impl->group()) != groups.end())
+        chosen.push_back(impl.get());
+    std::vector<Measurement> measured;
+    for (const auto& together : interleave_groups(chosen, c)) {
       if (tty)
         std::fprintf(stderr, "\r  [%6.1fs] %s n=%d %-28s", now() - t_start, c.name().c_str(), c.n,
-                     impl->name().c_str());
-      Measurement m = measure(*impl, in, ref, o, mode_on);
+                     together.size() == 1 ? together.front()->name().c_str()
+                                          : (std::to_string(together.size()) +
+                                             " implementations interleaved").c_str());
+      for (auto& m : measure_interleaved(together, in, ref, o, mode_on)) measured.push_back(m);
+    }
+    for (const Measurement& m : measured) {
       row.all.push_back(m);
       auto it = row.best.find(m.group);
       auto better = [&](const Measurement& a, const Measurement& b) {
