@@ -209,13 +209,22 @@ KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, cons
   // Constant offsets from the blocks' origins (see fixed_order_block).
   const auto Af = fixed_order_block<N>(A);
   const auto Bf = fixed_order_block<N>(B);
-  register_columns_sharing_reciprocals<N, L, T, Index>(
-      member, B.lanes, B.cols, prefetch, /*unit=*/false, Af,
-      [&](auto divide, Index* redo, const int j, auto reciprocals) {
-        return GetrsRegisterLane<N, decltype(divide)::value, Swaps, decltype(Af),
-                                 decltype(pivots), decltype(Bf), Keep, decltype(reciprocals)>{
-            Af, pivots, Bf, keep, redo, j, reciprocals};
-      });
+  auto lane     = [&](auto divide, Index* redo, const int j, auto reciprocals) {
+    return GetrsRegisterLane<N, decltype(divide)::value, Swaps, decltype(Af), decltype(pivots),
+                             decltype(Bf), Keep, decltype(reciprocals)>{Af, pivots, Bf, keep,
+                                                                        redo, j, reciprocals};
+  };
+  if constexpr (N > trsm_register_order) {
+    // One column only (see getrs_register_order): no instance of the form
+    // that shares the reciprocals between columns.
+    register_columns_two_pass<L, Index>(
+        member, B.lanes, B.cols, prefetch, [&](auto divide, Index* redo, const int j) {
+          return lane(divide, redo, j, OwnReciprocals{});
+        });
+  } else {
+    register_columns_sharing_reciprocals<N, L, T, Index>(member, B.lanes, B.cols, prefetch,
+                                                         /*unit=*/false, Af, lane);
+  }
 }
 
 /// getrs_registers_host, without the interchanges for a block whose pivots
@@ -277,6 +286,31 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
   }
 }
 
+/// Orders up to this one of GETRS (Op::N) take getrs_registers_host on
+/// host: trsm_register_order, and up to 12 for one right-hand side in
+/// blocks whose row stride is the compile-time L (LayoutBlockInterleaved).
+/// At 9..12 the tile form (laswp and two trsm_left) took about as many
+/// instructions as the factorization before it (GESV n = 10, L = 8
+/// doubles, diagonally dominant: 2,400 of 5,336 a block). Callgrind,
+/// instructions a block, diagonally dominant, L = 8 / 16: n = 9 4661 ->
+/// 2601 / 7938 -> 4732, 10 5336 -> 3165 / 9428 -> 5844, 12 7672 -> 5020 /
+/// 12896 -> 8474; random input, n = 10, L = 8: 16377 -> 13752. GESV
+/// (ibla_bench --ops gesv --impls ibla,kk-simd, double, 10^4 problems, 2
+/// threads, 3 alternated runs of each build; ibla over Kokkos Kernels in the
+/// same run, median of the runs), diagonally dominant, n = 9, 10, 11, 12:
+/// flushed 1.50x, 1.12x, 1.18x, 1.10x, warm 1.52x, 1.23x, 1.31x, 1.08x (n =
+/// 8 and 16, unchanged: 0.96-1.14x); random input (its micro-driver, L =
+/// 8, flushed, medians of 3) n = 10 8.2 -> 9.7, 12 10.4 -> 11.2 GFLOP/s.
+/// Its cost is compile time, which is why it stops there: each order is
+/// two more unrolled lane loops (with and without interchanges) per type
+/// and L; the tests' two solver instance units compiled 28 s longer (99 ->
+/// 109 s, 150 -> 168 s), where the reciprocal-sharing form for several
+/// right-hand sides too had made it 73 s. So several right-hand sides and
+/// a runtime row stride keep the tile form.
+template <class RowStride>
+inline constexpr int getrs_register_order =
+    std::is_same<RowStride, index_t>::value || trsm_register_order > 12 ? trsm_register_order : 12;
+
 /// dgetrs on one block, storing only in lanes where keep(l); the prefetch
 /// of the next block is spread over the first triangular solve.
 template <class Member, class BA, class BP, class BB, class Keep>
@@ -292,8 +326,9 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
     if constexpr (L > 0) {
       // Only the thread that runs the host lane loops (see getrf_block).
       if (member.team_rank() != 0) return;
-      if (A.rows <= trsm_register_order) {
-        detail::static_switch<trsm_register_order>(A.rows, [&](auto order) {
+      constexpr int register_order = getrs_register_order<typename BA::row_stride>;
+      if (A.rows <= (B.cols == 1 ? register_order : trsm_register_order)) {
+        detail::static_switch<register_order>(A.rows, [&](auto order) {
           constexpr int N = decltype(order)::value;
           if constexpr (N >= 3) {
             getrs_registers_host_skipping_swaps<N, L>(member, A, ipiv, B, keep, prefetch);
