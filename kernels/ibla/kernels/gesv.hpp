@@ -254,6 +254,31 @@ IBLA_IMPL_HOST_NOINLINE void getrs_registers_host_skipping_swaps(const Member& m
     getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);
   }
 }
+
+/// Orders up to this one of GETRS (Op::N) take getrs_registers_host on
+/// host: trsm_register_order, and up to 12 for one right-hand side in
+/// blocks whose row stride is the compile-time L (LayoutBlockInterleaved).
+/// At 9..12 the tile form (laswp and two trsm_left) took about as many
+/// instructions as the factorization before it (GESV n = 10, L = 8
+/// doubles, diagonally dominant: 2,400 of 5,336 a block). Callgrind,
+/// instructions a block, diagonally dominant, L = 8 / 16: n = 9 4661 ->
+/// 2601 / 7938 -> 4732, 10 5336 -> 3165 / 9428 -> 5844, 12 7672 -> 5020 /
+/// 12896 -> 8474; random input, n = 10, L = 8: 16377 -> 13752. GESV
+/// (ibla_bench --ops gesv --impls ibla,kk-simd, double, 10^4 problems, 2
+/// threads, 3 alternated runs of each build; ibla over Kokkos Kernels in the
+/// same run, median of the runs), diagonally dominant, n = 9, 10, 11, 12:
+/// flushed 1.50x, 1.12x, 1.18x, 1.10x, warm 1.52x, 1.23x, 1.31x, 1.08x (n =
+/// 8 and 16, unchanged: 0.96-1.14x); random input (its micro-driver, L =
+/// 8, flushed, medians of 3) n = 10 8.2 -> 9.7, 12 10.4 -> 11.2 GFLOP/s.
+/// Its cost is compile time, which is why it stops there: each order is
+/// two more unrolled lane loops (with and without interchanges) per type
+/// and L; the tests' two solver instance units compiled 28 s longer (99 ->
+/// 109 s, 150 -> 168 s), where the reciprocal-sharing form for several
+/// right-hand sides too had made it 73 s. So several right-hand sides and
+/// a runtime row stride keep the tile form.
+template <class RowStride>
+inline constexpr int getrs_register_order =
+    std::is_same<RowStride, index_t>::value || trsm_register_order > 12 ? trsm_register_order : 12;
 #endif
 
 template <bool Forward, class Member, class BB, class BP, class Keep>
@@ -285,31 +310,6 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
     });
   }
 }
-
-/// Orders up to this one of GETRS (Op::N) take getrs_registers_host on
-/// host: trsm_register_order, and up to 12 for one right-hand side in
-/// blocks whose row stride is the compile-time L (LayoutBlockInterleaved).
-/// At 9..12 the tile form (laswp and two trsm_left) took about as many
-/// instructions as the factorization before it (GESV n = 10, L = 8
-/// doubles, diagonally dominant: 2,400 of 5,336 a block). Callgrind,
-/// instructions a block, diagonally dominant, L = 8 / 16: n = 9 4661 ->
-/// 2601 / 7938 -> 4732, 10 5336 -> 3165 / 9428 -> 5844, 12 7672 -> 5020 /
-/// 12896 -> 8474; random input, n = 10, L = 8: 16377 -> 13752. GESV
-/// (ibla_bench --ops gesv --impls ibla,kk-simd, double, 10^4 problems, 2
-/// threads, 3 alternated runs of each build; ibla over Kokkos Kernels in the
-/// same run, median of the runs), diagonally dominant, n = 9, 10, 11, 12:
-/// flushed 1.50x, 1.12x, 1.18x, 1.10x, warm 1.52x, 1.23x, 1.31x, 1.08x (n =
-/// 8 and 16, unchanged: 0.96-1.14x); random input (its micro-driver, L =
-/// 8, flushed, medians of 3) n = 10 8.2 -> 9.7, 12 10.4 -> 11.2 GFLOP/s.
-/// Its cost is compile time, which is why it stops there: each order is
-/// two more unrolled lane loops (with and without interchanges) per type
-/// and L; the tests' two solver instance units compiled 28 s longer (99 ->
-/// 109 s, 150 -> 168 s), where the reciprocal-sharing form for several
-/// right-hand sides too had made it 73 s. So several right-hand sides and
-/// a runtime row stride keep the tile form.
-template <class RowStride>
-inline constexpr int getrs_register_order =
-    std::is_same<RowStride, index_t>::value || trsm_register_order > 12 ? trsm_register_order : 12;
 
 /// dgetrs on one block, storing only in lanes where keep(l); the prefetch
 /// of the next block is spread over the first triangular solve.
