@@ -301,7 +301,7 @@ TYPED_TEST(Gesv, DiagonallyDominantBlocksSolveWithoutInterchanges) {
   // second batch has column b % n zeroed, a zero pivot without an
   // interchange (see Getrf.ZeroPivotsInDiagonallyDominantBlocks), whose B
   // the solve must leave as it came in, in blocks that still swap nothing.
-  for (int n : {1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12})
+  for (int n : {1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 16})
     for (int nrhs : {1, 3})
       for (const bool zero_columns : {false, true}) {
         const index_t batch = 3 * lanes_of<T, Layout>() + 2;

@@ -103,7 +103,9 @@ TYPED_TEST(Getrf, RectangularShapes) {
 TYPED_TEST(Getrf, DiagonallyDominantNeverSwaps) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
-  for (int n : {1, 2, 5, 8, 13, 32}) {
+  // 13 and 16: the pass without interchanges in two and three lane loops
+  // on AVX-512 (getrf_crout_part_end).
+  for (int n : {1, 2, 5, 8, 13, 16, 32}) {
     const index_t batch = 3 * lanes_of<T, Layout>() + 2;
     const auto hA       = diagonally_dominant_batch<T>(batch, n, std::uint64_t(n));
     EXPECT_EQ((run_getrf<T, Layout>(hA, "diagonally dominant")), batch);
@@ -111,6 +113,35 @@ TYPED_TEST(Getrf, DiagonallyDominantNeverSwaps) {
     for (index_t b = 0; b < batch; ++b)
       for (int s = 0; s < n; ++s) ASSERT_EQ(ref.ipiv[size_t(b * n + s)], s + 1);
   }
+}
+
+TYPED_TEST(Getrf, OneInterchangeInDominantBlocks) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  // One block of diagonally dominant problems where one lane has row j + 1
+  // made the larger in column j: LAPACK swaps rows j and j + 1 at step j and
+  // nowhere else. The host tries its pass without interchanges
+  // (getrf_crout_host) on a block after one that swapped nothing, so a clean
+  // block is factored first. That pass must hand the block to the forms
+  // with interchanges whichever of its lane loops (getrf_crout_part_end)
+  // column j falls in, although the later columns of the lane pass its
+  // check.
+  const index_t batch = lanes_of<T, Layout>();
+  for (int n : {2, 5, 8, 12, 13, 16})
+    for (int j = 0; j + 1 < n; ++j) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << " step " << j);
+      const std::uint64_t seed = std::uint64_t(300 + 40 * n + j);
+      EXPECT_EQ((run_getrf<T, Layout>(diagonally_dominant_batch<T>(batch, n, seed), "clean")),
+                batch);
+      auto hA         = diagonally_dominant_batch<T>(batch, n, seed + 1);
+      const index_t b = j % batch;
+      hA(b, j + 1, j) = T(1.25) * hA(b, j, j);
+      const auto ref  = ref_getrf_batch(hA);
+      for (int s = 0; s < n; ++s)  // guards the test itself
+        ASSERT_EQ(ref.ipiv[size_t(b * n + s)], s == j ? s + 2 : s + 1) << "step " << s;
+      EXPECT_EQ((run_getrf<T, Layout>(hA, "dominant, one interchange")), batch);
+      if (::testing::Test::HasFailure()) return;
+    }
 }
 
 TYPED_TEST(Getrf, IllConditioned) {
@@ -210,7 +241,7 @@ TYPED_TEST(Getrf, ZeroPivotsInDiagonallyDominantBlocks) {
   // scaling) and goes on. The host's pass without interchanges
   // (getrf_crout_host) hands such blocks to the forms with them, which must
   // give LAPACK's info and pivots; the other lanes of the block too.
-  for (int n : {1, 2, 3, 4, 5, 6, 8, 12}) {
+  for (int n : {1, 2, 3, 4, 5, 6, 8, 12, 16}) {
     const index_t batch = 3 * lanes_of<T, Layout>() + 2;
     auto hA = diagonally_dominant_batch<T>(batch, n, std::uint64_t(900 + n));
     for (index_t b = 0; b < batch; b += 3)

@@ -753,6 +753,32 @@ inline constexpr int getrf_crout_order =
 /// 45 and 55 multipliers).
 inline constexpr int getrf_crout_lane_multipliers_order = 6;
 
+/// Update K of a column of getrf_crout_host: rows K+1.. of c take column
+/// K of L times c[K] (getrf_crout_updates: K = 0, 1, ... in increasing
+/// order, each row's in the order the loops had). Folds, not row loops: at
+/// -O1 -ftree-vectorize (the unit tests' level) GCC 12.2 does not unroll
+/// such loops before vectorising, vectorised the row loop of this update
+/// instead, and got rows 12..14 of column 9 wrong at orders 15 and 16 (L =
+/// 8 doubles, AVX-512; right at -O1, -O2 and -O3, no sanitizer report).
+/// Folds leave only the lane loop to vectorise.
+template <int K, bool LaneMultipliers, int N, class T, class BA, int... I>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_update(T (&c)[N], const T (&multipliers)[N][N],
+                                                    const BA& A, [[maybe_unused]] const int l,
+                                                    std::integer_sequence<int, I...>) {
+  ((c[K + 1 + I] = fused_mul_add(
+        -(LaneMultipliers ? multipliers[K + 1 + I][K] : A(K + 1 + I, K, l)), c[K], c[K + 1 + I])),
+   ...);
+}
+
+template <bool LaneMultipliers, int N, class T, class BA, int... K>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_updates(T (&c)[N], const T (&multipliers)[N][N],
+                                                     const BA& A, [[maybe_unused]] const int l,
+                                                     std::integer_sequence<int, K...>) {
+  (getrf_crout_update<K, LaneMultipliers>(c, multipliers, A, l,
+                                          std::make_integer_sequence<int, N - 1 - K>{}),
+   ...);
+}
+
 /// Column J and the following ones of getrf_crout_host, for lane l: the
 /// column is loaded into registers and kept in W as it was (but row 0,
 /// which no step changes), receives the
@@ -764,7 +790,7 @@ inline constexpr int getrf_crout_lane_multipliers_order = 6;
 /// the same order: updates in increasing k, then the scaling by the same
 /// reciprocal; so the same bits. A function template per column, so that
 /// every index into c is a compile-time constant.
-template <int J, int N, int L, class T, class BA>
+template <int J, int End, int N, int L, class T, class BA>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L],
                                                      T (&multipliers)[N][N], const int l,
                                                      bool& all_pass) {
@@ -776,11 +802,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   // Row 0 receives no update and no scaling: it is neither kept nor stored.
   IBLA_IMPL_UNROLL
   for (int i = 1; i < N; ++i) W[i][J][l] = c[i];
-  IBLA_IMPL_UNROLL
-  for (int k = 0; k < J; ++k)
-    IBLA_IMPL_UNROLL
-    for (int i = k + 1; i < N; ++i)
-      c[i] = fused_mul_add(-(lane_multipliers ? multipliers[i][k] : A(i, k, l)), c[k], c[i]);
+  getrf_crout_updates<lane_multipliers>(c, multipliers, A, l, std::make_integer_sequence<int, J>{});
   // The column passes when its pivot is at least sfmin in magnitude and
   // every row below is at most as large (idamax would pick a larger one):
   // independent compares and-ed together (a running maximum, a chain of
@@ -805,23 +827,67 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
     IBLA_IMPL_UNROLL
     for (int i = J + 1; i < N; ++i) multipliers[i][J] = c[i];
   }
-  if constexpr (J + 1 < N) getrf_crout_columns<J + 1>(A, W, multipliers, l, all_pass);
+  if constexpr (J + 1 < End) getrf_crout_columns<J + 1, End>(A, W, multipliers, l, all_pass);
 }
 
-/// Lane l of getrf_crout_host (a functor: see GetrfRegisterLane). flags[l]
-/// is 1 when a column of the lane failed getrf_crout_columns' check.
-template <int N, int L, class T, class Index, class BA>
+/// Memory references of column J of getrf_crout_columns (above
+/// getrf_crout_lane_multipliers_order): the column's N loads, its N - 1
+/// stores to W and N - 1 to A, and a multiplier load for each update.
+constexpr int getrf_crout_column_references(const int N, const int J) {
+  int references = 3 * N - 2;
+  for (int k = 0; k < J; ++k) references += N - 1 - k;
+  return references;
+}
+
+/// The column after the last one of the lane loop of getrf_crout_host that
+/// starts at column Begin: as many columns as stay within 960 memory
+/// references. GCC does not vectorise a loop with more than 1000 (its
+/// --param loop-max-datarefs-for-datadeps): the lane loop is left scalar.
+/// One loop for all the columns stayed within it up to order 12 (914);
+/// from 13 it went scalar, at a third of the speed (AVX-512, L = 8 doubles,
+/// micro-driver of getrf_crout_order, n = 13..16: about 8 GFLOP/s against
+/// 25-28 at n = 12 and 17; with the parameter raised, 27-33).
+constexpr int getrf_crout_part_end(const int N, const int Begin) {
+  int end = Begin, references = 0;
+  while (end < N && (end == Begin ||
+                     references + getrf_crout_column_references(N, end) <= 960)) {
+    references += getrf_crout_column_references(N, end);
+    ++end;
+  }
+  return end;
+}
+
+/// Lane l of getrf_crout_host's columns Begin .. End-1 (a functor: see
+/// GetrfRegisterLane). flags[l] gets 1 when a column of the lane failed
+/// getrf_crout_columns' check (cleared by the first part). The later parts
+/// read the multipliers of the earlier ones back from A, as the columns of
+/// one part do above getrf_crout_lane_multipliers_order.
+template <int Begin, int End, int N, int L, class T, class Index, class BA>
 struct GetrfCroutLane {
+  static_assert(Begin == 0 || N > getrf_crout_lane_multipliers_order,
+                "GetrfCroutLane: the lane's own multipliers do not cross parts");
   const BA& A;
   T (&W)[N][N][L];
   Index (&flags)[L];
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     bool all_pass = true;
     T multipliers[N][N];
-    getrf_crout_columns<0>(A, W, multipliers, l, all_pass);
-    flags[l] = !all_pass;
+    getrf_crout_columns<Begin, End>(A, W, multipliers, l, all_pass);
+    flags[l] = (Begin == 0 ? Index(0) : flags[l]) | Index(!all_pass);
   }
 };
+
+/// Columns Begin .. N-1 of getrf_crout_host, one lane loop per part
+/// (getrf_crout_part_end).
+template <int Begin, int N, int L, class Member, class T, class Index, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_parts(const Member& member, const BA& A,
+                                                   T (&W)[N][N][L], Index (&flags)[L]) {
+  if constexpr (Begin < N) {
+    constexpr int End = getrf_crout_part_end(N, Begin);
+    for_each_lane(member, A.lanes, GetrfCroutLane<Begin, End, N, L, T, Index, BA>{A, W, flags});
+    getrf_crout_parts<End>(member, A, W, flags);
+  }
+}
 
 /// Host form for a full block of square N x N matrices when no interchange
 /// is expected: the block is factored without interchanges, left-looking
@@ -872,7 +938,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
   prefetch.step();
   T W[N][N][L];
   Index flags[L];
-  for_each_lane(member, A.lanes, GetrfCroutLane<N, L, T, Index, BA>{A, W, flags});
+  getrf_crout_parts<0>(member, A, W, flags);
   Index any = 0;
   for (int l = 0; l < L; ++l) any |= flags[l];
   if (any) {
