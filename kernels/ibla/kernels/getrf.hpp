@@ -760,7 +760,8 @@ inline constexpr int getrf_crout_lane_multipliers_order = 6;
 /// such loops before vectorising, vectorised the row loop of this update
 /// instead, and got rows 12..14 of column 9 wrong at orders 15 and 16 (L =
 /// 8 doubles, AVX-512; right at -O1, -O2 and -O3, no sanitizer report).
-/// Folds leave only the lane loop to vectorise.
+/// Folds leave only the lane loop to vectorise. Unoptimised builds keep
+/// the loops (see getrf_crout_columns).
 template <int K, bool LaneMultipliers, int N, class T, class BA, int... I>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_update(T (&c)[N], const T (&multipliers)[N][N],
                                                     const BA& A, [[maybe_unused]] const int l,
@@ -802,7 +803,20 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_columns(const BA& A, T (&W)[N][N][L
   // Row 0 receives no update and no scaling: it is neither kept nor stored.
   IBLA_IMPL_UNROLL
   for (int i = 1; i < N; ++i) W[i][J][l] = c[i];
+#if defined(__OPTIMIZE__)
   getrf_crout_updates<lane_multipliers>(c, multipliers, A, l, std::make_integer_sequence<int, J>{});
+#else
+  // Unoptimised builds (the sanitizer stage's -O0, the fuzz harness): the
+  // loops, same operations in the same order. There nothing vectorises
+  // them, and the fold is straight-line code of about N^3 / 6 instrumented
+  // updates a lane loop: with it the sanitizer stage's build took 642 s on
+  // a fresh clone (2026-11-28), against about 340 before.
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < J; ++k)
+    IBLA_IMPL_UNROLL
+    for (int i = k + 1; i < N; ++i)
+      c[i] = fused_mul_add(-(lane_multipliers ? multipliers[i][k] : A(i, k, l)), c[k], c[i]);
+#endif
   // The column passes when its pivot is at least sfmin in magnitude and
   // every row below is at most as large (idamax would pick a larger one):
   // independent compares and-ed together (a running maximum, a chain of
