@@ -258,17 +258,18 @@ void for_each_block(const ExecSpace& exec, const char* label, index_t batch,
 /// team ranks, which split the work on each matrix among them. For device
 /// kernels whose threads cooperate on a block (GEMM's tiles, GETRF's rows);
 /// the team-level API and for_each_block give a block one thread per lane.
-/// MaxThreads bounds S * threads_per_lane and is the kernel's launch bound
-/// (the registers the compiler may give a thread: 64K / MaxThreads).
-/// scratch_bytes: the team's shared memory.
-template <int S, int MaxThreads, class ExecSpace, class Op>
+/// MaxThreads bounds S * threads_per_lane; with MinTeams it is the kernel's
+/// launch bound: the compiler may give a thread 64K / (MaxThreads *
+/// MinTeams) registers, so that MinTeams teams fit an SM's register file
+/// at once. scratch_bytes: the team's shared memory.
+template <int S, int MaxThreads, int MinTeams = 1, class ExecSpace, class Op>
 void for_each_lane_group(const ExecSpace& exec, const char* label, index_t batch,
                          int threads_per_lane, size_t scratch_bytes, const Op& op) {
   static_assert(!is_host_space_v<ExecSpace>, "for_each_lane_group: device execution spaces only");
   static_assert(S == vector_length_for(S), "for_each_lane_group: S is a power of two up to 32");
   if (batch <= 0) return;
   const index_t groups = (batch + S - 1) / S;
-  Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<MaxThreads, 1>> policy(
+  Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<MaxThreads, MinTeams>> policy(
       exec, int(groups), threads_per_lane, S);
   if (scratch_bytes > 0) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes));
   Kokkos::parallel_for(label, policy, LaneGroupLoop<S, Op>{op, batch});

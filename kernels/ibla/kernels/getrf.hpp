@@ -1533,6 +1533,37 @@ inline constexpr int getrf_team_rows_lanes =
     sizeof(T) >= 8 ? (N <= 16 ? 16 : N <= 27 ? 8 : N <= 31 ? 16 : 32)
                    : (N <= 16 ? 32 : N <= 28 ? 16 : 32);
 
+/// Teams of GetrfTeamRows of order N an SM is to hold at once (the launch
+/// bound's MinTeams, see for_each_lane_group): at orders 20..24 in double
+/// and 20..28 in float, as many as fit 64K registers when a thread keeps
+/// its row (N * sizeof(T) / 4 registers) and Headroom more, 48 in double
+/// and 24 in float; elsewhere 1 (ptxas' own choice, up to 64K / (S * N)).
+/// With MinTeams = 1 ptxas gave a thread more registers than the row
+/// needs, and an SM held fewer teams than fit: double n = 24, S = 8, 114
+/// registers, 2 teams of 192 threads (ncu: 18.75% occupancy, SM 36% busy);
+/// here 96, 3 teams. Measured on an H200 (ibla_device_bench, batch 100,000
+/// random matrices, L2 overwritten before each of 11 calls, median, every
+/// result PASS with the same residuals and pivots; three builds in one
+/// call, 2026-11-28), MinTeams 1 -> these (cuBLAS getrfBatched in the same
+/// run), GFLOP/s: double n = 20 784 -> 809 (620), 22 710 -> 887 (722), 24
+/// 740 -> 891 (830); float n = 20 1476 -> 1646 (828), 24 1428 -> 1680
+/// (1119), 26 984 -> 1655 (1270), 28 995 -> 1561 (1427); registers (ptxas
+/// -v) double n = 22 106 -> 80, 24 114 -> 96, float 26 78 -> 48 (24 bytes
+/// spilled), 28 80 -> 72. Not taken: double with Headroom 24 (n = 22 809,
+/// 24 920, 26 649 against 708: spills at every order), double n = 26 with
+/// 48 (702 against 708; 16 bytes spilled), float with 48 (n = 26 1484, 28
+/// 997). Orders 21, 23 and 25, 27 (float) were not measured: they take the
+/// rule of the orders around them. Double n = 32 (S = 32, 1024 threads, 64
+/// registers) spills about 8 KB a thread whatever this says.
+template <class T, int N>
+constexpr int getrf_team_rows_teams() {
+  constexpr bool tuned = sizeof(T) >= 8 ? (N >= 20 && N <= 24) : (N >= 20 && N <= 28);
+  constexpr int headroom   = sizeof(T) >= 8 ? 48 : 24;
+  constexpr int per_thread = N * int(sizeof(T)) / 4 + headroom;
+  constexpr int teams      = 65536 / (getrf_team_rows_lanes<T, N> * N * per_thread);
+  return tuned && teams > 1 ? teams : 1;
+}
+
 /// Runs the batch-level GETRF of square n x n problems as GetrfTeamRows and
 /// returns true, where the device takes that form for T and the layouts' L
 /// (block_lanes); else returns false.
@@ -1547,9 +1578,9 @@ bool getrf_team_rows(const ExecSpace& exec, const AV& A, const PV& ipiv, const I
     constexpr int S = getrf_team_rows_lanes<T, N>;
     if constexpr (detail::lane_groups_fit(S, BlockLanes)) {
       using Rows = GetrfTeamRows<N, S, AV, PV, IV>;
-      detail::for_each_lane_group<S, S * N>(exec, "ibla::getrf(team rows)", index_t(A.extent(0)), N,
-                                            Rows::template scratch_bytes<ExecSpace>(),
-                                            Rows{A, ipiv, info});
+      detail::for_each_lane_group<S, S * N, getrf_team_rows_teams<T, N>()>(
+          exec, "ibla::getrf(team rows)", index_t(A.extent(0)), N,
+          Rows::template scratch_bytes<ExecSpace>(), Rows{A, ipiv, info});
       done = true;
     }
   });
