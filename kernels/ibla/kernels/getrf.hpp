@@ -1536,7 +1536,7 @@ inline constexpr int getrf_team_rows_lanes =
 /// Teams of GetrfTeamRows of order N an SM is to hold at once (the launch
 /// bound's MinTeams, see for_each_lane_group): at orders 20..24 in double
 /// and 20..28 in float, as many as fit 64K registers when a thread keeps
-/// its row (N * sizeof(T) / 4 registers) and Headroom more, 48 in double
+/// its row (N * sizeof(T) / 4 registers) and headroom more, 48 in double
 /// and 24 in float; elsewhere 1 (ptxas' own choice, up to 64K / (S * N)).
 /// With MinTeams = 1 ptxas gave a thread more registers than the row
 /// needs, and an SM held fewer teams than fit: double n = 24, S = 8, 114
@@ -1549,7 +1549,7 @@ inline constexpr int getrf_team_rows_lanes =
 /// 740 -> 891 (830); float n = 20 1476 -> 1646 (828), 24 1428 -> 1680
 /// (1119), 26 984 -> 1655 (1270), 28 995 -> 1561 (1427); registers (ptxas
 /// -v) double n = 22 106 -> 80, 24 114 -> 96, float 26 78 -> 48 (24 bytes
-/// spilled), 28 80 -> 72. Not taken: double with Headroom 24 (n = 22 809,
+/// spilled), 28 80 -> 72. Not taken: double with headroom 24 (n = 22 809,
 /// 24 920, 26 649 against 708: spills at every order), double n = 26 with
 /// 48 (702 against 708; 16 bytes spilled), float with 48 (n = 26 1484, 28
 /// 997). Orders 21, 23 and 25, 27 (float) were not measured: they take the
