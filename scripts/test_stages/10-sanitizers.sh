@@ -53,7 +53,17 @@ san="-fsanitize=address,undefined -fno-sanitize=alignment,null,pointer-overflow 
 if [ "${IBLA_SANITIZER_UBSAN_REPORTS:-0}" != 1 ]; then
   san="$san -fsanitize-undefined-trap-on-error -fno-sanitize-address-use-after-scope"
 fi
-CXXFLAGS="${CXXFLAGS:-} $san" "$here/scripts/configure.sh" "$build" \
+# Kokkos' and ibla's KOKKOS_FORCEINLINE_FUNCTION as plain inline: GCC
+# inlines always_inline functions even at -O0, so every View access, lane
+# loop and tile was copied into each kernel instance, and the passes after
+# it worked on those bodies (factor_and_solve.cpp at -O0 with the flags
+# above, 2026-11-28: 361 CPU-s, of which inlining and the IPA passes 110 s;
+# 114 CPU-s without). Inlining changes no result; ASan and UBSan check each
+# function as they did inside its caller. IBLA_SANITIZER_FORCE_INLINE=1
+# keeps Kokkos' definition.
+no_force_inline="-DKOKKOS_IMPL_FORCEINLINE_FUNCTION=inline -DKOKKOS_IMPL_FORCEINLINE="
+[ "${IBLA_SANITIZER_FORCE_INLINE:-0}" = 1 ] && no_force_inline=""
+CXXFLAGS="${CXXFLAGS:-} $san $no_force_inline" "$here/scripts/configure.sh" "$build" \
   -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF \
   -DCMAKE_CXX_FLAGS_RELEASE="${IBLA_SANITIZER_OPT:--O0} -g1" -DIBLA_TESTS_OPTIMIZATION= \
   -DCMAKE_EXE_LINKER_FLAGS="$san"

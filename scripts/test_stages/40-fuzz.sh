@@ -56,10 +56,17 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # Eleven objects of the one source (see the end of fuzz_ibla.cpp). Line
   # tables are the debug information a crash report's stack needs: full -g
   # took the gesv/potrs object from 11.3 to 12.2 GB and 153 to 171 s.
+  # KOKKOS_FORCEINLINE_FUNCTION as plain inline, as in the sanitizer stage
+  # (see 10-sanitizers.sh): clang too inlines always_inline at -O0, and the
+  # float object of operations 0..31 took 78 CPU-s and 4.5 GB with it, 32 s
+  # and 1.7 GB without (2026-11-28). IBLA_FUZZ_FORCE_INLINE=1 keeps it.
+  no_force_inline=(-DKOKKOS_IMPL_FORCEINLINE_FUNCTION=inline -DKOKKOS_IMPL_FORCEINLINE=)
+  [ "${IBLA_FUZZ_FORCE_INLINE:-0}" = 1 ] && no_force_inline=()
   flags=(-std=c++17 "${IBLA_FUZZ_OPT:--O0}" -gline-tables-only -fno-omit-frame-pointer -fopenmp -march=native
          -Wno-pass-failed -fsanitize=fuzzer,address,undefined
          -fno-sanitize=alignment,null,pointer-overflow,signed-integer-overflow,function
          -fno-sanitize-recover=all
+         "${no_force_inline[@]}"
          -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch")
   # Objects side by side, as many as there are cores and as memory allows,
   # longest first, each counted at its peak in GB (clang 14, -O0, ASan,
