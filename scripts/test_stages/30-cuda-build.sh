@@ -29,7 +29,8 @@
 # Each executable built must carry CUDA device code (.nv_fatbin).
 # Skipped with a message when nvcc is absent or IBLA_SKIP_CUDA=1.
 # Environment: CUDA_ROOT (default /usr/local/cuda), IBLA_CUDA_TARGETS
-# (default: all), IBLA_CUDA_BUILD_DIR (default: <main build>-cuda-ptx, or
+# (default: all), IBLA_CUDA_CMAKE_ARGS (more -D options, split on spaces;
+# e.g. -DIBLA_TESTS_SWEEP_SUBSET=ON for the tests as SASS), IBLA_CUDA_BUILD_DIR (default: <main build>-cuda-ptx, or
 # <main build>-cuda with IBLA_CUDA_OPTIMIZED=1: the flags differ and ninja
 # does not see NVCC_APPEND_FLAGS, so the two never share objects).
 set -euo pipefail
@@ -68,10 +69,12 @@ else
 fi
 
 # No -march=native here: host code of this build never runs, and nvcc_wrapper
-# forwards host flags to g++ anyway.
+# forwards host flags to g++ anyway. IBLA_CUDA_CMAKE_ARGS unquoted: one word
+# per option.
+# shellcheck disable=SC2086
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper" \
-  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=ON "${host_opt[@]}" >/dev/null
+  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=ON "${host_opt[@]}" ${IBLA_CUDA_CMAKE_ARGS:-} >/dev/null
 # nvcc repeats its notice that the appended -arch won for every unit: keep the
 # log readable, keep everything else.
 quiet() { { grep -v "incompatible redefinition for option 'gpu-architecture'" || true; }; }
