@@ -30,7 +30,8 @@
 # Skipped with a message when nvcc is absent or IBLA_SKIP_CUDA=1.
 # Environment: CUDA_ROOT (default /usr/local/cuda), IBLA_CUDA_TARGETS
 # (default: all), IBLA_CUDA_CMAKE_ARGS (more -D options, split on spaces;
-# e.g. -DIBLA_TESTS_SWEEP_SUBSET=ON for the tests as SASS), IBLA_CUDA_BUILD_DIR (default: <main build>-cuda-ptx, or
+# e.g. -DIBLA_TESTS_SWEEP_SUBSET=ON for the tests as SASS),
+# IBLA_CUDA_BUILD_DIR (default: <main build>-cuda-ptx, or
 # <main build>-cuda with IBLA_CUDA_OPTIMIZED=1: the flags differ and ninja
 # does not see NVCC_APPEND_FLAGS, so the two never share objects).
 set -euo pipefail
