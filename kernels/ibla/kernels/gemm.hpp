@@ -45,7 +45,11 @@ inline constexpr int gemm_tile_cols = 4;
 //    see lanes_upto; a team-level call with a plain int lane count): each
 //    lane runs the whole tile with its accumulators in its own registers,
 //    the same operations in the same order as the vector form.
-template <int MR, int NR, bool ReadC, class Member, class K, class T, class BA, class BB, class BC>
+//  LoadCFirst (host vector form, ReadC): beta * C is loaded before the k
+//  loop instead of after it (see gemm_single_tile_loads_c_first); the same
+//  operations on the same values, so the same bits.
+template <int MR, int NR, bool ReadC, bool LoadCFirst = false, class Member, class K, class T,
+          class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, const K k,
                                            const T alpha, const BA& A, const BB& B, const T beta,
                                            const BC& C) {
@@ -63,6 +67,17 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
     // The r and c loops must be unrolled before vectorisation so that every
     // acc[r][c] is a fixed vector the compiler can keep in a register.
     T acc[MR][NR][L];
+    constexpr bool c_first = ReadC && LoadCFirst;
+    T beta_c[c_first ? MR : 1][c_first ? NR : 1][L];
+    if constexpr (c_first) {
+      IBLA_IMPL_UNROLL
+      for (int r = 0; r < MR; ++r)
+        IBLA_IMPL_UNROLL
+        for (int c = 0; c < NR; ++c)
+          for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+            beta_c[r][c][l] = beta * C(i0 + r, j0 + c, l);
+          });
+    }
     IBLA_IMPL_UNROLL
     for (int r = 0; r < MR; ++r)
       IBLA_IMPL_UNROLL
@@ -88,7 +103,9 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
       for (int c = 0; c < NR; ++c)
         for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
           T& out = C(i0 + r, j0 + c, l);
-          if constexpr (ReadC) {
+          if constexpr (c_first) {
+            out = fused_mul_add(alpha, acc[r][c][l], beta_c[r][c][l]);
+          } else if constexpr (ReadC) {
             out = fused_mul_add(alpha, acc[r][c][l], beta * out);
           } else {
             out = alpha * acc[r][c][l];
@@ -240,6 +257,22 @@ inline constexpr int gemm_single_tile_order =
     : host_registers_per_value<T, L> <= 2 ? gemm_narrow_single_tile_order(
                                                 host_registers_per_value<T, L>)
                                           : 4;
+
+/// Whether the single tile of order N (blocks of L lanes of T) loads beta *
+/// C before its k loop (gemm_tile's LoadCFirst): with 32 vector registers,
+/// where the accumulators and those values take about all of them (n = 4,
+/// one register a value: 16 + 16, a few spilled). Loaded after the loop,
+/// C's lines were the last of each block that the core asked for, and a
+/// batch out of cache ran slower. Measured on AVX-512 Zen 5 (micro-driver:
+/// ibla::gemm NN, 10^4 problems, L = 8 doubles, 2 threads, every operand's
+/// lines flushed before each of 301 calls, medians, 3 alternated runs,
+/// GFLOP/s): n = 4 16.6-16.8 -> 20.2-20.7 (Kokkos Kernels' SIMD packs,
+/// which scale C first, 23.5-24.2 in the same driver), n = 3 13.5 ->
+/// 13.6-14.2, n = 2 unchanged; in cache (no flush) 0.97-1.0x. At n = 5 (25
+/// + 25 values) it lost 10% flushed; with 16 registers not measured.
+template <class T, int L, int N>
+inline constexpr bool gemm_single_tile_loads_c_first =
+    host_has_wide_register_file && N * N * host_registers_per_value<T, L> <= 16;
 
 /// Square GEMMs of order above gemm_single_tile_order and up to this one
 /// run gemm_tiles' tiles as a compile-time sequence (gemm_order_tiles),
@@ -453,7 +486,9 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
     prefetch.step();
     detail::static_switch<single_tile_order>(n, [&](auto order) {
       constexpr int N = decltype(order)::value;
-      gemm_tile<N, N, ReadC>(member, 0, 0, order, alpha, A, B, beta, C);
+      gemm_tile<N, N, ReadC,
+                gemm_single_tile_loads_c_first<T, fixed_lanes<typename BC::lane_count>::value, N>>(
+          member, 0, 0, order, alpha, A, B, beta, C);
     });
     return;
   }
@@ -517,7 +552,8 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
     const auto b    = fixed_order_block<N>(B);
     const auto c    = fixed_order_block<N>(C);
     if constexpr (N <= single_tile) {
-      gemm_tile<N, N, decltype(read_c)::value>(member, 0, 0, order, alpha, a, b, beta, c);
+      gemm_tile<N, N, decltype(read_c)::value, gemm_single_tile_loads_c_first<T, L, N>>(
+          member, 0, 0, order, alpha, a, b, beta, c);
     } else if constexpr (N <= whole_block) {
       gemm_order_tiles<N, MR, gemm_tile_cols, decltype(read_c)::value>(member, alpha, a, b, beta, c,
                                                                        prefetch);
