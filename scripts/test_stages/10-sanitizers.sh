@@ -67,13 +67,20 @@ CXXFLAGS="${CXXFLAGS:-} $san $no_force_inline" "$here/scripts/configure.sh" "$bu
   -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF \
   -DCMAKE_CXX_FLAGS_RELEASE="${IBLA_SANITIZER_OPT:--O0} -g1" -DIBLA_TESTS_OPTIMIZATION= \
   -DCMAKE_EXE_LINKER_FLAGS="$san"
-# Every test executable, through ctest, as in the main run. The sweeps run
+# Every test executable, each as one process running all its tests, as many
+# side by side as there are cores. The sweeps run
 # short (IBLA_TEST_SHORT=1, unit_tests/support/batch.hpp): every size, op and
 # layout, but their 1001-problem batches for a few sizes only; a GEMM sweep
 # configuration took 150 s under ASan at -O0 with all of them. TenMillion.*
 # (10^7 2x2 problems, the kernels of the small batches once more) is left to
 # the main run. IBLA_SANITIZER_TESTS names executables to build and run
 # instead of all (e.g. while chasing a report).
+# Not through ctest, which starts a process per test: an ASan process took
+# 0.15 s to start and exit (shadow memory, LeakSanitizer's pass at exit)
+# however little it ran, and the suite is 375 tests. Through ctest -j 2 the
+# tests took 84 s, as 16 processes 57 s (2026-11-28). What a test finds is
+# the same: ASan and UBSan stop the process at the first report, and
+# LeakSanitizer checks at exit the memory of every test that ran in it.
 tests=${IBLA_SANITIZER_TESTS:-}
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$jobs" ${tests:+--target $tests}
@@ -81,13 +88,49 @@ built=$(date +%s)
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:handle_sigill=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export OMP_PROC_BIND=false OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 IBLA_TEST_SHORT=1
+all=0
 if [ -z "$tests" ]; then
-  (cd "$build" && ctest --output-on-failure -j "$jobs" -E '^TenMillion\.')
-else
-  for t in $tests; do
-    echo "sanitizers: $t"
-    "$build/unit_tests/$t" --gtest_brief=1 --gtest_filter=-TenMillion.* ||
-      { echo "sanitizers: $t FAILED" >&2; exit 1; }
-  done
+  all=1
+  tests=$(find "$build/unit_tests" -maxdepth 1 -type f -perm -u+x -name 'test_*' -printf '%f\n' | sort)
+  [ -n "$tests" ] || { echo "sanitizers: FAILED: no test executable in $build/unit_tests" >&2; exit 1; }
+fi
+# NAME@N: the executable once more on N OpenMP threads, as ctest runs it
+# (unit_tests/CMakeLists.txt registers test_determinism a second time, with
+# the suffix .omp3, on 3 threads).
+case " $(echo $tests) " in *" test_determinism "*) tests="$tests test_determinism@3" ;; esac
+logs=$build/sanitizer-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+# run_one NAME[@THREADS]: one executable, its output in $logs/NAME.log;
+# prints a line and, on failure, the end of the log (the report and the
+# failed tests).
+run_one() {
+  local t=${1%@*} threads=$OMP_NUM_THREADS rc=0 log=$logs/$1.log
+  [ "$1" = "$t" ] || threads=${1#*@}
+  OMP_NUM_THREADS=$threads "$build/unit_tests/$t" --gtest_brief=1 --gtest_filter='-TenMillion.*' \
+    >"$log" 2>&1 || rc=$?
+  if [ "$rc" = 0 ]; then
+    echo "sanitizers: $1 ok ($(grep -E '^\[==========\] [0-9]+ tests? .* ran' "$log" | tail -n1 | cut -d' ' -f2) tests)"
+  else
+    tail -n 80 "$log"
+    echo "sanitizers: $1 FAILED (exit $rc; whole output in $log)"
+  fi
+  return "$rc"
+}
+export -f run_one
+export build logs
+# shellcheck disable=SC2086
+if ! printf '%s\n' $tests | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {}; then
+  echo "sanitizers: FAILED" >&2
+  exit 1
+fi
+# As many tests as ctest has: a test registered otherwise (another suffix,
+# another environment) must be added above, not skipped here.
+if [ "$all" = 1 ]; then
+  ran=$(cat "$logs"/*.log | sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' |
+        awk '{s += $1} END {print s + 0}')
+  listed=$(cd "$build" && ctest -N -E '^TenMillion\.' | sed -nE 's/^Total Tests: ([0-9]+)/\1/p')
+  [ "$ran" = "$listed" ] ||
+    { echo "sanitizers: FAILED: the executables ran $ran tests, ctest lists $listed" >&2; exit 1; }
 fi
 echo "sanitizers: build $((built - start)) s, tests $(( $(date +%s) - built )) s"
