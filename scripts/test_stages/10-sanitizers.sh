@@ -77,8 +77,8 @@ CXXFLAGS="${CXXFLAGS:-} $san $no_force_inline" "$here/scripts/configure.sh" "$bu
 # instead of all (e.g. while chasing a report).
 # Not through ctest, which starts a process per test: an ASan process took
 # 0.15 s to start and exit (shadow memory, LeakSanitizer's pass at exit)
-# however little it ran, and the suite is 375 tests. Through ctest -j 2 the
-# tests took 84 s, as 16 processes 57 s (2026-11-28). What a test finds is
+# however little it ran, and the suite is 372 tests. Through ctest -j 2 the
+# tests took 84 s, as 17 processes two at a time 66 s (2026-11-28). What a test finds is
 # the same: ASan and UBSan stop the process at the first report, and
 # LeakSanitizer checks at exit the memory of every test that ran in it.
 tests=${IBLA_SANITIZER_TESTS:-}
