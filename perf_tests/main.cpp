@@ -648,6 +648,13 @@ int run_all(const Options& o) {
               "one block size, Eigen with dynamic sizes; its timings are not the benchmark's "
               "(scripts/run_benchmark.sh builds the full one)\n");
 #endif
+#ifdef IBLA_HOST_SPECIALISED_ORDERS
+#define IBLA_BENCH_STRING(...) #__VA_ARGS__
+#define IBLA_BENCH_EXPANDED_STRING(...) IBLA_BENCH_STRING(__VA_ARGS__)
+  std::printf("ibla's fixed-order forms compiled for orders %s only "
+              "(IBLA_HOST_SPECIALISED_ORDERS); other orders take the runtime-order forms\n",
+              IBLA_BENCH_EXPANDED_STRING(IBLA_HOST_SPECIALISED_ORDERS));
+#endif
   std::fflush(stdout);
   const Limits lim = measure_limits(o.quick);
   std::printf("limits (measured now, %d threads): peak %.1f GFLOP/s (%s FMA), triad bandwidth "

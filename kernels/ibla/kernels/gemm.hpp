@@ -434,10 +434,12 @@ KOKKOS_INLINE_FUNCTION void gemm_tile_grid(const Member& member, const T alpha, 
       gemm_single_tile_order<T, fixed_lanes<typename BC::lane_count>::value>;
   constexpr int fixed_order = gemm_fixed_order<T, fixed_lanes<typename BC::lane_count>::value>;
   if constexpr (fixed_order > single_tile_order) {
-    if (m == n && n == k && n > single_tile_order && n <= fixed_order) {
+    if (m == n && n == k && n > single_tile_order && n <= fixed_order &&
+        detail::host_order_compiled(n)) {
       detail::static_switch<fixed_order - single_tile_order>(n - single_tile_order, [&](auto above) {
         constexpr int N = single_tile_order + decltype(above)::value;
-        gemm_order_tiles<N, MR, NR, ReadC>(member, alpha, A, B, beta, C, prefetch);
+        if constexpr (detail::host_order_specialised<N>)
+          gemm_order_tiles<N, MR, NR, ReadC>(member, alpha, A, B, beta, C, prefetch);
       });
       return;
     }
@@ -476,7 +478,7 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
   const int m = C.rows, n = C.cols, k = A.cols;
   constexpr int single_tile_order =
       gemm_single_tile_order<T, fixed_lanes<typename BC::lane_count>::value>;
-  if (m == n && n == k && n <= single_tile_order) {
+  if (m == n && n == k && n <= single_tile_order && detail::host_order_compiled(n)) {
     // A tiny square problem is one tile: its order as a compile-time
     // constant makes every trip count one, so the tile is straight-line code.
     // Outside gemm_tile_grid's tuning: the 5 x 5 tile takes B as the FMAs'
@@ -486,9 +488,10 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
     prefetch.step();
     detail::static_switch<single_tile_order>(n, [&](auto order) {
       constexpr int N = decltype(order)::value;
-      gemm_tile<N, N, ReadC,
-                gemm_single_tile_loads_c_first<T, fixed_lanes<typename BC::lane_count>::value, N>>(
-          member, 0, 0, order, alpha, A, B, beta, C);
+      if constexpr (detail::host_order_specialised<N>)
+        gemm_tile<N, N, ReadC,
+                  gemm_single_tile_loads_c_first<T, fixed_lanes<typename BC::lane_count>::value, N>>(
+            member, 0, 0, order, alpha, A, B, beta, C);
     });
     return;
   }
@@ -566,10 +569,14 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
     // The single tile's orders first, without the compares of every
     // larger order (static_switch counts down from its largest).
     if (n <= single_tile) {
-      detail::static_switch<single_tile>(n, [&](auto order) { run(order, read_c); });
+      detail::static_switch<single_tile>(n, [&](auto order) {
+        if constexpr (detail::host_order_specialised<decltype(order)::value>) run(order, read_c);
+      });
     } else if constexpr (fixed > single_tile) {
       detail::static_switch<fixed - single_tile>(n - single_tile, [&](auto above) {
-        run(std::integral_constant<int, single_tile + decltype(above)::value>{}, read_c);
+        constexpr int N = single_tile + decltype(above)::value;
+        if constexpr (detail::host_order_specialised<N>)
+          run(std::integral_constant<int, N>{}, read_c);
       });
     }
   };
@@ -590,7 +597,7 @@ KOKKOS_INLINE_FUNCTION void gemm_block(const Member& member, Op transA, Op trans
     constexpr int most = gemm_fixed_order_nn_order<T, fixed_lanes<typename BC::lane_count>::value>;
     const int n        = C.rows;
     if (transA == Op::N && transB == Op::N && a != T(0) && n >= 1 && n <= most && C.cols == n &&
-        A.cols == n) {
+        A.cols == n && detail::host_order_compiled(n)) {
       gemm_fixed_order_nn(member, n, a, A, B, b, C, prefetch);
       team_sync(member);
       return;

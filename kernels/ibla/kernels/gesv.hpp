@@ -288,9 +288,11 @@ KOKKOS_INLINE_FUNCTION void laswp(const Member& member, const BB& B, const BP& i
   if constexpr (fixed_lanes<typename BB::lane_count>::value > 0) {
     // Only the thread that runs the host lane loops (see getrf_block).
     if (member.team_rank() != 0) return;
-    if (ipiv.rows >= 1 && ipiv.rows <= laswp_register_order) {
+    if (ipiv.rows >= 1 && ipiv.rows <= laswp_register_order &&
+        detail::host_order_compiled(ipiv.rows)) {
       detail::static_switch<laswp_register_order>(ipiv.rows, [&](auto order) {
-        laswp_registers_host<decltype(order)::value, Forward>(member, B, ipiv, keep);
+        if constexpr (detail::host_order_specialised<decltype(order)::value>)
+          laswp_registers_host<decltype(order)::value, Forward>(member, B, ipiv, keep);
       });
       return;
     }
@@ -327,10 +329,12 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
       // Only the thread that runs the host lane loops (see getrf_block).
       if (member.team_rank() != 0) return;
       constexpr int register_order = getrs_register_order<typename BA::row_stride>;
-      if (A.rows <= (B.cols == 1 ? register_order : trsm_register_order)) {
+      if (A.rows <= (B.cols == 1 ? register_order : trsm_register_order) &&
+          detail::host_order_compiled(A.rows)) {
         detail::static_switch<register_order>(A.rows, [&](auto order) {
           constexpr int N = decltype(order)::value;
-          if constexpr (N >= 3) {
+          if constexpr (!detail::host_order_specialised<N>) {
+          } else if constexpr (N >= 3) {
             getrs_registers_host_skipping_swaps<N, L>(member, A, ipiv, B, keep, prefetch);
           } else {
             getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);

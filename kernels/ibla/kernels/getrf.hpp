@@ -1257,10 +1257,11 @@ KOKKOS_INLINE_FUNCTION void getrf_block_general(const Member& member, const BA& 
     const bool square  = A.rows == A.cols && A.rows >= 1;
     bool& last_swapped = getrf_last_block_swapped();
     constexpr int crout_order = getrf_crout_order<T, L, typename BA::row_stride>;
-    if (square && A.rows <= crout_order && !last_swapped) {
+    if (square && A.rows <= crout_order && !last_swapped && detail::host_order_compiled(A.rows)) {
       bool done = false;
       detail::static_switch<crout_order>(A.rows, [&](auto order) {
-        done = getrf_crout_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
+        if constexpr (detail::host_order_specialised<decltype(order)::value>)
+          done = getrf_crout_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
       });
       if (done) return;
     }
@@ -1268,11 +1269,12 @@ KOKKOS_INLINE_FUNCTION void getrf_block_general(const Member& member, const BA& 
     // requested the whole next block already: the prefetch finds nothing
     // left to plan).
     if (square && A.rows <= getrf_crout_pivoted_order<T, L> &&
-        !getrf_registers_preferred<T, L>(A.rows)) {
+        !getrf_registers_preferred<T, L>(A.rows) && detail::host_order_compiled(A.rows)) {
       bool done = false, swapped = true;
       detail::static_switch<getrf_crout_pivoted_order<T, L>>(A.rows, [&](auto order) {
-        done = getrf_crout_pivoted_host<decltype(order)::value, L>(member, A, ipiv, info,
-                                                                   prefetch, swapped);
+        if constexpr (detail::host_order_specialised<decltype(order)::value>)
+          done = getrf_crout_pivoted_host<decltype(order)::value, L>(member, A, ipiv, info,
+                                                                     prefetch, swapped);
       });
       if (done) {
         last_swapped = swapped;
@@ -1282,10 +1284,11 @@ KOKKOS_INLINE_FUNCTION void getrf_block_general(const Member& member, const BA& 
     // Larger orders, the orders where the register form is preferred, and
     // blocks handed back for a pivot below sfmin (these forms divide where
     // LAPACK does).
-    if (square && A.rows <= getrf_register_order) {
+    if (square && A.rows <= getrf_register_order && detail::host_order_compiled(A.rows)) {
       detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
-        last_swapped =
-            getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
+        if constexpr (detail::host_order_specialised<decltype(order)::value>)
+          last_swapped =
+              getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
       });
       return;
     }

@@ -105,11 +105,13 @@ KOKKOS_INLINE_FUNCTION void potrs_masked(const Member& member, Uplo uplo, const 
   if constexpr (L > 0) {
     // The host vector forms run on one thread of the team, as in trsm_left.
     if (member.team_rank() != 0) return;
-    if (B.rows >= 1 && B.rows <= trsm_register_order && B.cols > 0) {
+    if (B.rows >= 1 && B.rows <= trsm_register_order && B.cols > 0 &&
+        detail::host_order_compiled(B.rows)) {
       bool solved = false;
       detail::static_switch<trsm_register_order>(B.rows, [&](auto order) {
-        solved = potrs_registers_host<decltype(order)::value, L, Member, T>(member, uplo, A, B,
-                                                                             wide);
+        if constexpr (detail::host_order_specialised<decltype(order)::value>)
+          solved = potrs_registers_host<decltype(order)::value, L, Member, T>(member, uplo, A, B,
+                                                                               wide);
       });
       if (solved) return;
     }

@@ -3,6 +3,8 @@
 // registers.
 #pragma once
 
+#include <ibla/core/lanes.hpp>
+
 #include <Kokkos_Macros.hpp>
 
 #include <type_traits>
@@ -20,6 +22,42 @@ KOKKOS_FORCEINLINE_FUNCTION void static_switch(int r, const F& f) {
     }
   }
   f(std::integral_constant<int, Max>{});
+}
+
+/// Whether the host kernels compile their forms of fixed order N (the
+/// register and fixed-order forms that static_switch dispatches to by the
+/// matrices' order). Every order, unless the build defines
+/// IBLA_HOST_SPECIALISED_ORDERS as a comma-separated list of orders (e.g.
+/// -DIBLA_HOST_SPECIALISED_ORDERS=4,8,13): then those only, and a block of
+/// any other order takes the operation's runtime-order form, the one it
+/// takes past its largest compiled order (as accurate; slower). For an
+/// application that solves few orders, a shorter build and less code; the
+/// test build of ibla_bench compiles at -O3 only the orders its smoke test
+/// runs (perf_tests/CMakeLists.txt). Device forms are not affected.
+#if defined(IBLA_HOST_SPECIALISED_ORDERS) && !IBLA_IMPL_DEVICE_PASS
+KOKKOS_INLINE_FUNCTION constexpr bool host_order_listed(const int n) {
+  for (const int listed : {IBLA_HOST_SPECIALISED_ORDERS})
+    if (listed == n) return true;
+  return false;
+}
+template <int N>
+inline constexpr bool host_order_specialised = host_order_listed(N);
+#else
+template <int N>
+inline constexpr bool host_order_specialised = true;
+#endif
+
+/// host_order_specialised for an order known at run time, for the test
+/// that leads to a static_switch over the orders: a constant true where
+/// every order is compiled, so that the switch and the code around it are
+/// what they are without the list. Inside the switch, each order's form
+/// sits under `if constexpr (host_order_specialised<N>)`.
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool host_order_compiled([[maybe_unused]] const int n) {
+#if defined(IBLA_HOST_SPECIALISED_ORDERS) && !IBLA_IMPL_DEVICE_PASS
+  return host_order_listed(n);
+#else
+  return true;
+#endif
 }
 
 template <class F, int... I>

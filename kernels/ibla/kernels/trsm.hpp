@@ -580,10 +580,11 @@ KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const bool unit, con
     // Only the thread that runs the host lane loops: redo is filled by
     // the lane loops and read outside them.
     if (member.team_rank() != 0) return;
-    if (B.rows >= 1 && B.rows <= trsm_register_order) {
+    if (B.rows >= 1 && B.rows <= trsm_register_order && detail::host_order_compiled(B.rows)) {
       detail::static_switch<trsm_register_order>(B.rows, [&](auto order) {
-        trsm_registers_host<decltype(order)::value, Lower, L>(member, unit, alpha, A, B, keep,
-                                                              prefetch);
+        if constexpr (detail::host_order_specialised<decltype(order)::value>)
+          trsm_registers_host<decltype(order)::value, Lower, L>(member, unit, alpha, A, B, keep,
+                                                                prefetch);
       });
       return;
     }
