@@ -51,7 +51,11 @@ inline constexpr bool host_order_specialised = true;
 /// that leads to a static_switch over the orders: a constant true where
 /// every order is compiled, so that the switch and the code around it are
 /// what they are without the list. Inside the switch, each order's form
-/// sits under `if constexpr (host_order_specialised<N>)`.
+/// sits under `if constexpr (host_order_specialised<N>)`. Not one helper
+/// taking the form as a lambda: the callers' lambdas are compiled under
+/// their own tuning pragma (IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN), GCC 12
+/// did not inline them into a lambda defined here, and without the list
+/// that helper changed the code (13 KB more in the benchmark's -O3 unit).
 KOKKOS_FORCEINLINE_FUNCTION constexpr bool host_order_compiled([[maybe_unused]] const int n) {
 #if defined(IBLA_HOST_SPECIALISED_ORDERS) && !IBLA_IMPL_DEVICE_PASS
   return host_order_listed(n);
