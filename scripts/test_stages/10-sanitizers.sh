@@ -63,8 +63,11 @@ fi
 # keeps Kokkos' definition.
 no_force_inline="-DKOKKOS_IMPL_FORCEINLINE_FUNCTION=inline -DKOKKOS_IMPL_FORCEINLINE="
 [ "${IBLA_SANITIZER_FORCE_INLINE:-0}" = 1 ] && no_force_inline=""
+# Every fixed-order form on every layout: the main build compiles the other
+# layouts' forms for a list of orders only (IBLA_TESTS_OTHER_LAYOUT_ORDERS,
+# unit_tests/CMakeLists.txt), this one all of them.
 CXXFLAGS="${CXXFLAGS:-} $san $no_force_inline" "$here/scripts/configure.sh" "$build" \
-  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF \
+  -DIBLA_ENABLE_TESTS=ON -DIBLA_ENABLE_BENCHMARKS=OFF -DIBLA_TESTS_OTHER_LAYOUT_ORDERS= \
   -DCMAKE_CXX_FLAGS_RELEASE="${IBLA_SANITIZER_OPT:--O0} -g1" -DIBLA_TESTS_OPTIMIZATION= \
   -DCMAKE_EXE_LINKER_FLAGS="$san"
 # Every test executable, each as one process running all its tests, as many

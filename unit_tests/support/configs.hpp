@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 namespace ibla_test {
 
 template <class T, class Layout>
@@ -54,6 +56,26 @@ using f_stride = Config<float, LayoutStrideColMajor>;
 #define IBLA_TEST_CONFIG_NAME(c) cfg::c
 #define IBLA_TEST_COMMA ,
 
+// The same configurations in two groups, for the instance units
+// (support/instances.hpp): the native ones (block-interleaved, a block of
+// one vector: the layout the library allocates by default) and the other
+// layouts, whose factorizations support/instances/factor_and_solve_other_layouts.cpp
+// compiles with fewer fixed-order forms (IBLA_TESTS_OTHER_LAYOUT_ORDERS,
+// unit_tests/CMakeLists.txt).
+// Separate lists rather than the lists above built from them: a list passes
+// SEP on to another, which would expand IBLA_TEST_COMMA into an argument
+// separator. The static_asserts below keep the groups equal to the lists.
+#if defined(IBLA_TEST_SWEEP_SUBSET)
+#define IBLA_TEST_NATIVE_CONFIGS(X, SEP) X(f_block16)
+#define IBLA_TEST_OTHER_SWEEP_CONFIGS(X, SEP) X(d_stride)
+#define IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_stride)
+#else
+#define IBLA_TEST_NATIVE_CONFIGS(X, SEP) X(d_block8) SEP X(f_block16)
+#define IBLA_TEST_OTHER_SWEEP_CONFIGS(X, SEP) \
+  X(d_block5) SEP X(f_block8) SEP X(f_interl) SEP X(d_left) SEP X(f_right) SEP X(d_stride)
+#define IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_block5) SEP X(f_interl) SEP X(d_stride)
+#endif
+
 // The configurations of the size sweeps (every operation, every n, every op
 // or uplo combination). Every layout appears, each precision on the native
 // layout with a full-width block (8 doubles, 16 floats = one 64-byte vector),
@@ -74,6 +96,23 @@ using SweepConfigs = ::testing::Types<IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_CONFIG_N
 // edge-case tests.
 using SolverSweepConfigs =
     ::testing::Types<IBLA_TEST_SOLVER_SWEEP_CONFIGS(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA)>;
+
+namespace detail {
+template <class... C>
+struct ConfigList {};
+#define IBLA_TEST_CONFIG_LIST(LIST) ConfigList<LIST(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA)>
+#define IBLA_TEST_CONFIG_GROUPS(OTHERS)                                    \
+  ConfigList<IBLA_TEST_NATIVE_CONFIGS(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA), \
+             OTHERS(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA)>
+static_assert(std::is_same<IBLA_TEST_CONFIG_LIST(IBLA_TEST_SWEEP_CONFIGS),
+                           IBLA_TEST_CONFIG_GROUPS(IBLA_TEST_OTHER_SWEEP_CONFIGS)>::value,
+              "the native and other-layout groups must be the sweep configurations, in order");
+static_assert(std::is_same<IBLA_TEST_CONFIG_LIST(IBLA_TEST_SOLVER_SWEEP_CONFIGS),
+                           IBLA_TEST_CONFIG_GROUPS(IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS)>::value,
+              "the native and other-layout groups must be the solver sweep configurations, in order");
+#undef IBLA_TEST_CONFIG_LIST
+#undef IBLA_TEST_CONFIG_GROUPS
+}  // namespace detail
 
 /// Matrices per block of a batch-level call on Views of this layout: L of a
 /// block-interleaved layout, else the library's default for T (batch counts

@@ -102,14 +102,21 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
 // test_posv and test_gesv), triangular_solves.cpp (test_edge_cases_solvers
 // and test_trsm), gemm.cpp (test_determinism, on Kokkos::Serial where the
 // host can reach the Views, as there).
-#define IBLA_TEST_OTHER_FACTOR_AND_SOLVE_CALLS(EXT) \
-  IBLA_TEST_GETRF_INSTANCE(EXT, d_right)            \
-  IBLA_TEST_POTRF_INSTANCE(EXT, d_right)            \
-  IBLA_TEST_POSV_INSTANCE(EXT, d_right)             \
-  IBLA_TEST_POSV_WITH(EXT, d_block8, V)             \
-  IBLA_TEST_POSV_WITH(EXT, f_left, V)               \
-  IBLA_TEST_GESV_WITH(EXT, d_block8, V)             \
+// The factorizations' in two groups, as their configurations
+// (support/configs.hpp and support/instances/factor_and_solve*.cpp): calls
+// on native configurations, and calls with operands of other layouts.
+#define IBLA_TEST_NATIVE_FACTOR_AND_SOLVE_CALLS(EXT) \
+  IBLA_TEST_POSV_WITH(EXT, d_block8, V)              \
+  IBLA_TEST_GESV_WITH(EXT, d_block8, V)
+#define IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS(EXT) \
+  IBLA_TEST_GETRF_INSTANCE(EXT, d_right)                   \
+  IBLA_TEST_POTRF_INSTANCE(EXT, d_right)                   \
+  IBLA_TEST_POSV_INSTANCE(EXT, d_right)                    \
+  IBLA_TEST_POSV_WITH(EXT, f_left, V)                      \
   IBLA_TEST_GESV_WITH(EXT, f_stride, V)
+#define IBLA_TEST_OTHER_FACTOR_AND_SOLVE_CALLS(EXT) \
+  IBLA_TEST_NATIVE_FACTOR_AND_SOLVE_CALLS(EXT)      \
+  IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS(EXT)
 #define IBLA_TEST_OTHER_TRIANGULAR_SOLVE_CALLS(EXT) \
   IBLA_TEST_TRSM_INSTANCE(EXT, d_right)             \
   IBLA_TEST_TRSM_WITH(EXT, d_block8, d_block8, V)   \

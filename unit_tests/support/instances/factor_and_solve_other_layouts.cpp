@@ -1,0 +1,32 @@
+// factor_and_solve.cpp for the configurations of the other layouts, which
+// CMake compiles with IBLA_HOST_SPECIALISED_ORDERS set to
+// IBLA_TESTS_OTHER_LAYOUT_ORDERS (unit_tests/CMakeLists.txt says why). A
+// unit of its own: that definition changes the kernels it instantiates, and
+// none of them is instantiated for the native configurations
+// (check_instance_symbols.py checks it at test time).
+#include "support/configs.hpp"
+
+#define IBLA_TEST_DEFINE_GETRF(c) IBLA_TEST_GETRF_INSTANCE(, c)
+IBLA_TEST_OTHER_SWEEP_CONFIGS(IBLA_TEST_DEFINE_GETRF, )
+#define IBLA_TEST_DEFINE_FACTOR_AND_SOLVE(c) \
+  IBLA_TEST_POTRF_INSTANCE(, c)              \
+  IBLA_TEST_POSV_INSTANCE(, c)               \
+  IBLA_TEST_GESV_INSTANCE(, c)
+IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(IBLA_TEST_DEFINE_FACTOR_AND_SOLVE, )
+IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS()
+
+#if defined(IBLA_HOST_SPECIALISED_ORDERS) && !IBLA_IMPL_DEVICE_PASS
+// The triangular solves' register forms (TRSM, POTRS, and GETRS on runtime
+// row strides: orders up to trsm_register_order; LASWP's up to 4) are also
+// instantiated by the other units on lane blocks of these layouts: a
+// transposed native block has the lane block of LayoutInterleaved or
+// LayoutLeft. With every one of their orders listed, those functions are
+// the same code with and without the list (check_instance_symbols.py).
+static_assert(
+    [] {
+      for (int n = 1; n <= ibla::impl::trsm_register_order; ++n)
+        if (!ibla::detail::host_order_listed(n)) return false;
+      return ibla::impl::laswp_register_order <= ibla::impl::trsm_register_order;
+    }(),
+    "IBLA_TESTS_OTHER_LAYOUT_ORDERS must list every order up to ibla::impl::trsm_register_order");
+#endif
