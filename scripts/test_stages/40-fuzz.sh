@@ -8,7 +8,8 @@
 # Skips (exit 0) with a message when clang-14 or libFuzzer is not installed.
 # Environment: IBLA_FUZZ_RUNS (default 3000), IBLA_FUZZ_SECONDS (default 60),
 # IBLA_FUZZ_DIR (build/scratch directory, default <main build>-fuzz),
-# IBLA_FUZZ_OPT (default -O0).
+# IBLA_FUZZ_OPT (default -O0), IBLA_FUZZ_ORDERS (default 1,2,3,4,5,6,7,8;
+# empty: every order; see below).
 # -O0: the harness instantiates every operation on many layout mixes; at -O1
 # clang took about 22 min on the loaded 2-core machine, at -O0 about 6 min
 # CPU. The bounded run then executes fewer inputs in its time cap (measured
@@ -62,11 +63,26 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # and 1.7 GB without (2026-11-28). IBLA_FUZZ_FORCE_INLINE=1 keeps it.
   no_force_inline=(-DKOKKOS_IMPL_FORCEINLINE_FUNCTION=inline -DKOKKOS_IMPL_FORCEINLINE=)
   [ "${IBLA_FUZZ_FORCE_INLINE:-0}" = 1 ] && no_force_inline=()
+  # The kernels' fixed-order forms for the orders of this list only
+  # (IBLA_HOST_SPECIALISED_ORDERS, kernels/ibla/kernels/static_switch.hpp);
+  # inputs of other orders take the runtime-order forms, which are fuzzed at
+  # every order. The list is that of the unit tests' other layouts
+  # (IBLA_TESTS_OTHER_LAYOUT_ORDERS, unit_tests/CMakeLists.txt): every order
+  # up to 8, leaving out orders 9-16 of GETRF's Crout forms and of GETRS's
+  # register form. Every form of every order runs under ASan and UBSan in
+  # the sanitizer stage, on the unit tests' inputs; what the fuzzer adds is
+  # values and shapes. The double gesv object took 22.7 CPU-s with every
+  # order, 19.2 with 1..8 and 12 (clang 14, -O0, 2026-11-28, one after the
+  # other beside the same compile); the harness 124 s on 2 cores with that
+  # list, against 139 and 144 s in the last two fresh clones without.
+  orders=${IBLA_FUZZ_ORDERS-1,2,3,4,5,6,7,8}
+  orders_flag=()
+  [ -n "$orders" ] && orders_flag=(-DIBLA_HOST_SPECIALISED_ORDERS="$orders")
   flags=(-std=c++17 "${IBLA_FUZZ_OPT:--O0}" -gline-tables-only -fno-omit-frame-pointer -fopenmp -march=native
          -Wno-pass-failed -fsanitize=fuzzer,address,undefined
          -fno-sanitize=alignment,null,pointer-overflow,signed-integer-overflow,function
          -fno-sanitize-recover=all
-         "${no_force_inline[@]}"
+         "${no_force_inline[@]}" "${orders_flag[@]}"
          -I"$here/core" -I"$here/layouts" -I"$here/kernels" -I"$prefix/include" -I"/usr/include/$arch")
   # Objects side by side, as many as there are cores and as memory allows,
   # longest first, each counted at its peak in GB (clang 14, -O0, ASan,
