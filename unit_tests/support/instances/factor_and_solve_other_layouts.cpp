@@ -1,9 +1,10 @@
 // factor_and_solve.cpp for the configurations of the other layouts, which
 // CMake compiles with IBLA_HOST_SPECIALISED_ORDERS set to
 // IBLA_TESTS_OTHER_LAYOUT_ORDERS (unit_tests/CMakeLists.txt says why). A
-// unit of its own: that definition changes the kernels it instantiates, and
-// none of them is instantiated for the native configurations
-// (check_instance_symbols.py checks it at test time).
+// unit of its own: that definition changes GETRF's and GESV's kernels, and
+// none of those it instantiates is instantiated by another unit
+// (check_instance_symbols.py checks it at test time; the triangular solves
+// they share are the same code, see the static_assert below).
 #include "support/configs.hpp"
 
 #define IBLA_TEST_DEFINE_GETRF(c) IBLA_TEST_GETRF_INSTANCE(, c)
