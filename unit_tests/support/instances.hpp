@@ -98,8 +98,9 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
 // test_determinism.o 60%, test_posv.o 57%, test_gesv.o 38%, test_trsm.o
 // 37% (g++ 12, -O1, nm). Instantiated in the unit that compiles those
 // kernels anyway, they cost little more than the calls themselves.
-// By unit: support/instances/factor_and_solve.cpp (test_edge_cases_solvers,
-// test_posv and test_gesv), triangular_solves.cpp (test_edge_cases_solvers
+// By unit: support/instances/factor_and_solve.cpp and, for the calls with
+// operands of other layouts, factor_and_solve_other_layouts.cpp
+// (test_edge_cases_solvers, test_posv and test_gesv), triangular_solves.cpp (test_edge_cases_solvers
 // and test_trsm), gemm.cpp (test_determinism, on Kokkos::Serial where the
 // host can reach the Views, as there).
 // The factorizations' in two groups, as their configurations
