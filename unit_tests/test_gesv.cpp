@@ -301,7 +301,7 @@ TYPED_TEST(Gesv, DiagonallyDominantBlocksSolveWithoutInterchanges) {
   // second batch has column b % n zeroed, a zero pivot without an
   // interchange (see Getrf.ZeroPivotsInDiagonallyDominantBlocks), whose B
   // the solve must leave as it came in, in blocks that still swap nothing.
-  for (int n : {1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 16})
+  for (int n : {1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 16})
     for (int nrhs : {1, 3})
       for (const bool zero_columns : {false, true}) {
         const index_t batch = 3 * lanes_of<T, Layout>() + 2;
@@ -352,9 +352,9 @@ TYPED_TEST(Gesv, GetrsDividesByATinyDiagonalLikeLapack) {
   // is 5 (c + 1) exactly, where a multiply by 1 / U(k, k) gives Inf.
   const T tiny = std::numeric_limits<T>::denorm_min() * T(48);
   const T eps  = std::numeric_limits<T>::epsilon();
-  // One right-hand side too: GETRS's register form takes orders up to 12
+  // One right-hand side too: GETRS's register form takes orders up to 16
   // for it (getrs_register_order), two up to trsm_register_order.
-  for (int n : {1, 2, 3, 4, 6, 10, 12})
+  for (int n : {1, 2, 3, 4, 6, 10, 12, 13, 16})
   for (int nrhs : {1, 2}) {
     const index_t batch = 2 * lanes_of<T, Layout>() + 3;
     auto lu = random_batch<T>(batch, n, n, std::uint64_t(700 + n));

@@ -256,7 +256,7 @@ IBLA_IMPL_HOST_NOINLINE void getrs_registers_host_skipping_swaps(const Member& m
 }
 
 /// Orders up to this one of GETRS (Op::N) take getrs_registers_host on
-/// host: trsm_register_order, and up to 12 for one right-hand side in
+/// host: trsm_register_order, and up to 16 for one right-hand side in
 /// blocks whose row stride is the compile-time L (LayoutBlockInterleaved).
 /// At 9..12 the tile form (laswp and two trsm_left) took about as many
 /// instructions as the factorization before it (GESV n = 10, L = 8
@@ -270,15 +270,25 @@ IBLA_IMPL_HOST_NOINLINE void getrs_registers_host_skipping_swaps(const Member& m
 /// flushed 1.50x, 1.12x, 1.18x, 1.10x, warm 1.52x, 1.23x, 1.31x, 1.08x (n =
 /// 8 and 16, unchanged: 0.96-1.14x); random input (its micro-driver, L =
 /// 8, flushed, medians of 3) n = 10 8.2 -> 9.7, 12 10.4 -> 11.2 GFLOP/s.
-/// Its cost is compile time, which is why it stops there: each order is
-/// two more unrolled lane loops (with and without interchanges) per type
-/// and L; the tests' two solver instance units compiled 28 s longer (99 ->
-/// 109 s, 150 -> 168 s), where the reciprocal-sharing form for several
-/// right-hand sides too had made it 73 s. So several right-hand sides and
-/// a runtime row stride keep the tile form.
+/// Its cost is compile time: each order is two more unrolled lane loops
+/// (with and without interchanges) per type and L; the tests' two solver
+/// instance units compiled 28 s longer (99 -> 109 s, 150 -> 168 s), where
+/// the reciprocal-sharing form for several right-hand sides too had made
+/// it 73 s. So several right-hand sides and a runtime row stride keep the
+/// tile form.
+/// Raised from 12 to 16: with one right-hand side the tile form ran 2-3x
+/// slower than this form at the orders just above (a micro-driver calling
+/// team::getrs on 4 blocks in L1/L2 in one kernel, 1 thread, double,
+/// minimum of 31 runs, ns a problem, L = 8 / 16; build 12 -> build 16):
+/// diagonally dominant n = 13 20.5 -> 7.1 / 16.8 -> 7.5, 14 20.8 -> 9.9 /
+/// 18.2 -> 9.8, 16 24.0 -> 14.2 / 23.6 -> 14.2; random n = 13 32.7 ->
+/// 14.9 / 29.5 -> 11.9, 16 39.1 -> 23.0 / 38.4 -> 19.8. The gain went on
+/// (n = 20 37 -> 19-25, 24 51 -> 33-34), but the compile time grows with
+/// the square of the order: up to 16 the tests' native solver instance
+/// unit compiled 19 CPU-s longer (89 -> 108 s at -O1, side by side).
 template <class RowStride>
 inline constexpr int getrs_register_order =
-    std::is_same<RowStride, index_t>::value || trsm_register_order > 12 ? trsm_register_order : 12;
+    std::is_same<RowStride, index_t>::value || trsm_register_order > 16 ? trsm_register_order : 16;
 #endif
 
 template <bool Forward, class Member, class BB, class BP, class Keep>
