@@ -287,8 +287,7 @@ IBLA_IMPL_HOST_NOINLINE void getrs_registers_host_skipping_swaps(const Member& m
 /// the square of the order: up to 16 the tests' native solver instance
 /// unit compiled 19 CPU-s longer (89 -> 108 s at -O1, side by side).
 template <class RowStride>
-inline constexpr int getrs_register_order =
-    std::is_same<RowStride, index_t>::value || trsm_register_order > 16 ? trsm_register_order : 16;
+inline constexpr int getrs_register_order = one_column_register_order<RowStride>;
 #endif
 
 template <bool Forward, class Member, class BB, class BP, class Keep>

@@ -315,6 +315,18 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
 /// solver units of the tests compile about 25% longer.
 inline constexpr int trsm_register_order = 8;
 
+/// Orders up to this one of the solves with one right-hand side (GETRS
+/// Op::N, POTRS) take their register forms on host where A's row stride is
+/// the compile-time L (LayoutBlockInterleaved): above trsm_register_order
+/// those forms address A through fixed_order_block, whose constant offsets
+/// need that stride. A runtime row stride, and several right-hand sides,
+/// stop at trsm_register_order. Measurements and compile cost at
+/// getrs_register_order (gesv.hpp) and potrs_one_column_registers_host
+/// (posv.hpp).
+template <class RowStride>
+inline constexpr int one_column_register_order =
+    std::is_same<RowStride, index_t>::value || trsm_register_order > 16 ? trsm_register_order : 16;
+
 /// The diagonal's reciprocals 1 / d of every lane of a block, inv[r][l],
 /// computed once by DiagonalReciprocalLane and shared by the columns of B.
 /// Recomputed per column they cost nrhs times the divisions: at nrhs = n
