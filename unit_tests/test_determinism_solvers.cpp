@@ -195,7 +195,10 @@ TYPED_TEST_SUITE(DeterminismSolvers, SolverDeterminismConfigs);
 TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
-  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 16, 21, 32}) check_sizes<T, Layout>(n);
+  // 12 and 15 (nrhs = n % 3 + 1 = 1): the one-column register forms of GETRS
+  // and POTRS past trsm_register_order on the full blocks, the tile form on
+  // the tail.
+  for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 15, 16, 21, 32}) check_sizes<T, Layout>(n);
 }
 
 /// The batch of blocks that pattern describes, of order n, blocks of L

@@ -5,8 +5,9 @@
 // double, the unused triangle NaN; ill-conditioned SPD matrices; batches
 // where some problems are not SPD (their B must be left untouched, as
 // dposv leaves it) while the others match LAPACK; info equal to LAPACKE's;
-// one right-hand side as a rank-2 View; team-level calls in a user kernel;
-// argument errors.
+// one right-hand side (rank-3 at every order up to 17, both triangles, and
+// as a rank-2 View); a factor's diagonal so small that 1 / d overflows;
+// team-level calls in a user kernel; argument errors.
 //
 // Bounds (documented here, used below):
 //  * Residual. The Cholesky solve is backward stable: (A + dA) x = b with
@@ -24,6 +25,9 @@
 #include <ibla/ibla.hpp>
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 
 using namespace ibla_test;
 using ibla::Uplo;
@@ -158,7 +162,28 @@ TYPED_TEST(Posv, NotPositiveDefiniteLeavesBUntouched) {
     }
 }
 
-// potrs on the factors LAPACK computed.
+/// potrs on the factors LAPACK computed, against LAPACK's potrs on them.
+template <class T, class Layout>
+void run_potrs_on_lapack_factors(Uplo u, int n, int nrhs, index_t batch) {
+  SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " uplo " << ibla::to_string(u)
+                                    << " batch " << batch << " n " << n << " nrhs " << nrhs);
+  auto hA = spd_batch<T>(batch, n, u, std::uint64_t(40 + n));
+  auto hF = hA;
+  for (index_t b = 0; b < batch; ++b) ASSERT_EQ(ref_potrf(u, n, hF.matrix(b)), 0);
+  const auto hB = random_batch<T>(batch, n, nrhs, std::uint64_t(41 + n));
+  auto A = make_view<T, Layout>("A", batch, n, n);
+  auto B = make_view<T, Layout>("B", batch, n, nrhs);
+  fill_view(A, hF);
+  fill_view(B, hB);
+  ibla::potrs(Kokkos::DefaultExecutionSpace(), u, A, B);
+  const auto got = read_view(B);
+  auto ref       = hB;
+  for (index_t b = 0; b < batch; ++b) ref_potrs(u, n, nrhs, hF.matrix(b), ref.matrix(b));
+  EXPECT_LE(solve_residual(u, hA, hB, got), kResidualBound);
+  ASSERT_TRUE(close_per_problem(got, ref, 32.0 * (n + 1) * double(eps<T>())));
+  ASSERT_TRUE(batches_equal(read_view(A), hF)) << "potrs wrote to A";
+}
+
 TYPED_TEST(Posv, PotrsOnLapackFactors) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
@@ -169,31 +194,89 @@ TYPED_TEST(Posv, PotrsOnLapackFactors) {
     const int rhs[]     = {1, 2, n, 33};
     const int nrhs      = rhs[(c + c / 4) % 4];
     const index_t batch = cycled_batch(lanes_of<T, Layout>(), c, 8);
-    SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " uplo " << ibla::to_string(u)
-                                      << " batch " << batch << " n " << n << " nrhs " << nrhs);
-    auto hA = spd_batch<T>(batch, n, u, std::uint64_t(40 + n));
-    auto hF = hA;
-    for (index_t b = 0; b < batch; ++b) ASSERT_EQ(ref_potrf(u, n, hF.matrix(b)), 0);
-    const auto hB = random_batch<T>(batch, n, nrhs, std::uint64_t(41 + n));
-    auto A = make_view<T, Layout>("A", batch, n, n);
-    auto B = make_view<T, Layout>("B", batch, n, nrhs);
-    fill_view(A, hF);
-    fill_view(B, hB);
-    ibla::potrs(Kokkos::DefaultExecutionSpace(), u, A, B);
-    const auto got = read_view(B);
-    auto ref       = hB;
-    for (index_t b = 0; b < batch; ++b) ref_potrs(u, n, nrhs, hF.matrix(b), ref.matrix(b));
-    EXPECT_LE(solve_residual(u, hA, hB, got), kResidualBound);
-    ASSERT_TRUE(close_per_problem(got, ref, 32.0 * (n + 1) * double(eps<T>())));
-    ASSERT_TRUE(batches_equal(read_view(A), hF)) << "potrs wrote to A";
+    run_potrs_on_lapack_factors<T, Layout>(u, n, nrhs, batch);
+    if (::testing::Test::HasFatalFailure()) return;
   }
+}
+
+// One right-hand side, both triangles, every order of POTRS's register
+// forms (on host: up to trsm_register_order, and up to 16 for one column
+// on block-interleaved layouts, one_column_register_order), where the
+// sweeps above give each order one right-hand side in some cases only.
+// Two full blocks and a partial one (which takes the tile form).
+TYPED_TEST(Posv, OneRightHandSideEveryRegisterOrder) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  const index_t batch = 2 * lanes_of<T, Layout>() + 3;
+  for (int n = 1; n <= 17; ++n)
+    for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
+      run_posv<T, Layout>(u, spd_batch<T>(batch, n, u, std::uint64_t(900 + n)),
+                          random_batch<T>(batch, n, 1, std::uint64_t(950 + n)),
+                          32.0 * (n + 1) * double(eps<T>()));
+      if (::testing::Test::HasFatalFailure()) return;
+      run_potrs_on_lapack_factors<T, Layout>(u, n, 1, batch);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+// A factor whose diagonal entry d is so small that 1 / d overflows (row and
+// column k otherwise zero, in 2 of every 3 problems; full blocks mix both
+// kinds), with B(k) = 0: dpotrs's two dtrsm calls leave X(k) = 0 (0 / d),
+// where a multiply by 1 / d gives 0 * Inf = NaN and spreads it. POTRS's
+// register forms compute the reciprocals first and leave such a block to
+// the solves that divide.
+TYPED_TEST(Posv, PotrsDividesByATinyDiagonalLikeLapack) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  const T tiny = std::numeric_limits<T>::denorm_min() * T(48);
+  const T eps  = std::numeric_limits<T>::epsilon();
+  for (int n : {1, 3, 8, 9, 12, 16})
+    for (Uplo u : {Uplo::Lower, Uplo::Upper})
+      for (int nrhs : {1, 2}) {
+        const index_t batch = 2 * lanes_of<T, Layout>() + 3;
+        auto f  = random_batch<T>(batch, n, n, std::uint64_t(800 + n));
+        auto hB = random_batch<T>(batch, n, nrhs, std::uint64_t(810 + n));
+        for (index_t b = 0; b < batch; ++b) {
+          for (int i = 0; i < n; ++i) f(b, i, i) = std::abs(f(b, i, i)) + T(n);
+          if (b % 3 == 1) continue;
+          const int k = int(b % n);
+          for (int j = 0; j < n; ++j) f(b, k, j) = f(b, j, k) = T(0);
+          f(b, k, k) = tiny;
+          for (int c = 0; c < nrhs; ++c) hB(b, k, c) = T(0);
+        }
+        auto A = make_view<T, Layout>("A", batch, n, n);
+        auto B = make_view<T, Layout>("B", batch, n, nrhs);
+        fill_view(A, f);
+        fill_view(B, hB);
+        ibla::potrs(Kokkos::DefaultExecutionSpace(), u, A, B);
+        Kokkos::fence();
+        const auto got = read_view(B);
+        HostBatch<T> ref = hB;
+        for (index_t b = 0; b < batch; ++b)
+          ASSERT_EQ(ref_potrs(u, n, nrhs, f.matrix(b), ref.matrix(b)), 0);
+        SCOPED_TRACE(::testing::Message() << layout_name<Layout>() << " tiny diagonal n " << n
+                                          << " uplo " << ibla::to_string(u) << " nrhs " << nrhs);
+        for (index_t b = 0; b < batch; ++b)
+          for (int c = 0; c < nrhs; ++c)
+            for (int i = 0; i < n; ++i) {
+              const T want = ref(b, i, c), have = got(b, i, c);
+              ASSERT_TRUE(std::isfinite(want)) << "problem " << b << " (" << i << "," << c << ")";
+              ASSERT_TRUE(std::isfinite(have)) << "problem " << b << " (" << i << "," << c << ")";
+              if (b % 3 != 1 && i == int(b % n)) {
+                ASSERT_EQ(have, T(0)) << "problem " << b << " row " << i;
+              } else {
+                ASSERT_LE(std::abs(have - want), T(64) * T(n) * eps * (std::abs(want) + T(1)))
+                    << "problem " << b << " (" << i << "," << c << ")";
+              }
+            }
+      }
 }
 
 // One right-hand side as a rank-2 View (batch, n).
 template <class T, class Layout>
 void run_rank2_posv() {
   const index_t batch = 27;
-  for (int n : {1, 4, 9, 32})
+  for (int n : {1, 4, 9, 12, 16, 32})
     for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
       auto hA = spd_batch<T>(batch, n, u, std::uint64_t(n));
       break_minor(hA, 3, 1, false);

@@ -13,9 +13,10 @@ executable linking both would hold two definitions of one inline function
 the forms of the other object's list without saying so.
 
 The list leaves out orders of GETRF's forms (getrf_block_general) and of
-GETRS's register form on compile-time row strides (getrs_masked): a symbol
-of GETRF, GETRS, GESV or LASWP (their functions, lambdas and functors) that
-the listed object defines must be defined by no other object. Template
+the one-column register forms of GETRS and POTRS on compile-time row
+strides (getrs_masked, potrs_masked): a symbol of GETRF, GETRS, GESV,
+LASWP, POTRS or POSV (their functions, lambdas and functors) that the
+listed object defines must be defined by no other object. Template
 arguments name the lane-block types, and the other layouts' lane blocks
 are not the native ones, so there should be none. The triangular solves'
 register forms (TRSM, POTRS, GETRS on runtime row strides) are shared: a
@@ -78,17 +79,17 @@ def main(argv):
             seen.setdefault(name, path)
     shared = [(name, path) for path in listed for name in defined_symbols(nm, path) if name in seen]
     names = demangle([name for name, _ in shared])
-    order_dependent = re.compile(r"getr[fs]|gesv|laswp", re.IGNORECASE)
+    order_dependent = re.compile(r"getr[fs]|gesv|laswp|potrs|posv", re.IGNORECASE)
     clashes = [(pretty, path, seen[name]) for (name, path), pretty in zip(shared, names)
                if order_dependent.search(pretty)]
     for pretty, path, other in clashes:
         print(f"{pretty[:400]}\n  defined in {path}\n  and in {other}")
     if clashes:
-        print(f"check_instance_symbols: FAILED: {len(clashes)} functions of GETRF, GETRS, GESV or "
-              f"LASWP are defined both with and without the order list (see the docstring)")
+        print(f"check_instance_symbols: FAILED: {len(clashes)} functions of GETRF, GETRS, GESV, "
+              f"LASWP, POTRS or POSV are defined both with and without the order list (see the docstring)")
         return 1
     print(f"check_instance_symbols: {len(listed)} listed object(s) against {len(others)} others: "
-          f"no function of GETRF, GETRS, GESV or LASWP in both; {len(shared)} other functions "
+          f"no function of GETRF, GETRS, GESV, LASWP, POTRS or POSV in both; {len(shared)} other functions "
           f"of ibla in both")
     return 0
 

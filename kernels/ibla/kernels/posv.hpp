@@ -29,11 +29,11 @@ namespace impl {
 /// the column kept in registers, with the shared reciprocals; the same
 /// operations in the same order as the two trsm_masked calls (alpha = 1,
 /// and 1 * b is b), so the same bits. A functor (see GetrfRegisterLane).
-template <int N, class T, class BA, class BB, class Keep, int L>
+template <int N, class T, class BLower, class BUpper, class BB, class Keep, int L>
 struct PotrsRegisterLane {
   using Index = lane_index_t<T>;
-  const BA& lower;  // L, or U^T
-  const BA& upper;  // its transpose
+  const BLower& lower;  // L, or U^T
+  const BUpper& upper;  // its transpose
   const BB& B;
   const Keep& keep;
   Index* redo;  // stays 0: shared reciprocals do not overflow
@@ -82,16 +82,64 @@ KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, cons
   using BT         = std::remove_const_t<decltype(lower)>;
   for (int j = 0; j < B.cols; ++j)
     for_each_lane(member, B.lanes,
-                  PotrsRegisterLane<N, T, BT, BB, Keep, L>{lower, upper, B, keep, overflows,
-                                                           {inv}, j});
+                  PotrsRegisterLane<N, T, BT, BT, BB, Keep, L>{lower, upper, B, keep, overflows,
+                                                               {inv}, j});
+  return true;
+}
+
+/// potrs_registers_host for one right-hand side at orders past
+/// trsm_register_order, up to one_column_register_order, where A's row
+/// stride is the compile-time L: A is addressed through fixed_order_block
+/// (every element at a constant offset from the block's origin; with
+/// runtime strides GCC kept the column addresses live and spilled them,
+/// see fixed_order_block), and its transpose with the strides' types kept,
+/// one instance per triangle. The tile form that took these orders solved
+/// with one right-hand side 2-3x slower than a register form (as GETRS's,
+/// see getrs_register_order). The prefetch of the next block (batch-level
+/// POTRS) is requested after the solve, where it does not meet the block's
+/// own loads. Batch-level POTRS flushed (10^4 problems, 2 threads, L = 8,
+/// 7 alternated runs, medians, GFLOP/s; prefetch before the solve / after
+/// it / the tile form): n = 13 10.1 / 14.1 / 12.1, 15 9.1 / 11.6 / 11.6,
+/// 16 8.6 / 11.1 / 12.4; warm this form is 1.5-2.2x the tile form. Out of
+/// line, as getrs_registers_host_skipping_swaps: one call per block, and
+/// the smaller orders' forms keep the code GCC gave them.
+template <int N, int L, class Member, class T, class BA, class BB, class Keep>
+IBLA_IMPL_HOST_NOINLINE bool potrs_one_column_registers_host(const Member& member, const Uplo uplo,
+                                                             const BA& A, const BB& B,
+                                                             const Keep& keep,
+                                                             BlockPrefetch& prefetch) {
+  using Index   = lane_index_t<T>;
+  const auto Af = fixed_order_block<N>(A);
+  T inv[N][L];
+  Index overflows[L] = {};
+  for_each_lane(member, B.lanes,
+                DiagonalReciprocalLane<N, L, T, decltype(Af), Index>{false, Af, inv, overflows});
+  Index any = 0;
+  for (int l = 0; l < L; ++l) any |= overflows[l];
+  if (any) return false;
+  const auto At = transposed_keeping_strides(Af);
+  const auto Bf = fixed_order_block<N>(B);
+  using BF      = std::remove_const_t<decltype(Bf)>;
+  if (uplo == Uplo::Lower) {
+    for_each_lane(member, B.lanes,
+                  PotrsRegisterLane<N, T, decltype(Af), decltype(At), BF, Keep, L>{
+                      Af, At, Bf, keep, overflows, {inv}, 0});
+  } else {
+    for_each_lane(member, B.lanes,
+                  PotrsRegisterLane<N, T, decltype(At), decltype(Af), BF, Keep, L>{
+                      At, Af, Bf, keep, overflows, {inv}, 0});
+  }
+  prefetch.plan(1);
+  prefetch.step();
   return true;
 }
 #endif
 
 /// The two triangular solves of dpotrs: L L^T X = B (Lower) or U^T U X = B
 /// (Upper), storing only in lanes where keep(l); the prefetch of the next
-/// block is spread over the first solve (the register forms take none: see
-/// PotrsBlocks).
+/// block is spread over the first solve (the register forms up to
+/// trsm_register_order take none: see PotrsBlocks; the one-column forms
+/// past it request it after their solve).
 template <class Member, class BA, class BB, class Keep>
 KOKKOS_INLINE_FUNCTION void potrs_masked(const Member& member, Uplo uplo, const BA& A,
                                          const BB& B, const Keep& keep, BlockPrefetch& prefetch) {
@@ -105,13 +153,19 @@ KOKKOS_INLINE_FUNCTION void potrs_masked(const Member& member, Uplo uplo, const 
   if constexpr (L > 0) {
     // The host vector forms run on one thread of the team, as in trsm_left.
     if (member.team_rank() != 0) return;
-    if (B.rows >= 1 && B.rows <= trsm_register_order && B.cols > 0 &&
-        detail::host_order_compiled(B.rows)) {
+    constexpr int register_order = one_column_register_order<typename BA::row_stride>;
+    if (B.rows >= 1 && B.rows <= (B.cols == 1 ? register_order : trsm_register_order) &&
+        B.cols > 0 && detail::host_order_compiled(B.rows)) {
       bool solved = false;
-      detail::static_switch<trsm_register_order>(B.rows, [&](auto order) {
-        if constexpr (detail::host_order_specialised<decltype(order)::value>)
-          solved = potrs_registers_host<decltype(order)::value, L, Member, T>(member, uplo, A, B,
-                                                                               wide);
+      detail::static_switch<register_order>(B.rows, [&](auto order) {
+        constexpr int N = decltype(order)::value;
+        if constexpr (!detail::host_order_specialised<N>) {
+        } else if constexpr (N > trsm_register_order) {
+          solved = potrs_one_column_registers_host<N, L, Member, T>(member, uplo, A, B, wide,
+                                                                    prefetch);
+        } else {
+          solved = potrs_registers_host<N, L, Member, T>(member, uplo, A, B, wide);
+        }
       });
       if (solved) return;
     }
@@ -163,12 +217,14 @@ KOKKOS_INLINE_FUNCTION void posv(const Member& member, Uplo uplo, const BA& A, c
 
 namespace impl {
 /// Batch-level POTRS prefetches the next block past this order, the largest
-/// of its register forms (trsm_register_order, host only, while ibla::potrs
-/// is compiled in the device pass too).
+/// of its register forms for any number of right-hand sides
+/// (trsm_register_order, host only, while ibla::potrs is compiled in the
+/// device pass too); the one-column forms past it take the prefetch
+/// (potrs_one_column_registers_host).
 inline constexpr index_t potrs_prefetch_order = 8;
 #if !IBLA_IMPL_DEVICE_PASS
 static_assert(potrs_prefetch_order == trsm_register_order,
-              "potrs_prefetch_order: the register forms run without the prefetch");
+              "potrs_prefetch_order: the register forms up to it run without the prefetch");
 #endif
 
 /// Batch-level POTRS; Prefetch: the next block's triangle of A and its B

@@ -89,6 +89,14 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> transposed(const LaneBlock<T, C, 
   return LaneBlock<T, C, S>{b.data, index_t(value_of(b.cs)), index_t(value_of(b.rs)), b.ls, b.lanes,
                             b.cols, b.rows};
 }
+/// The transpose with each stride keeping its type (a compile-time stride
+/// stays one, see fixed_order_block): for kernels instantiated once for a
+/// block and once for its transpose.
+template <class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S, CS, R> transposed_keeping_strides(
+    const LaneBlock<T, C, S, R, CS>& b) {
+  return LaneBlock<T, C, S, CS, R>{b.data, b.cs, b.rs, b.ls, b.lanes, b.cols, b.rows};
+}
 template <class T, class C, class S, class R, class CS>
 KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> apply_op(Op op, const LaneBlock<T, C, S, R, CS>& b) {
   return op == Op::N ? runtime_strides(b) : transposed(b);
