@@ -89,6 +89,7 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S> transposed(const LaneBlock<T, C, 
   return LaneBlock<T, C, S>{b.data, index_t(value_of(b.cs)), index_t(value_of(b.rs)), b.ls, b.lanes,
                             b.cols, b.rows};
 }
+
 /// The transpose with each stride keeping its type (a compile-time stride
 /// stays one, see fixed_order_block): for kernels instantiated once for a
 /// block and once for its transpose.
