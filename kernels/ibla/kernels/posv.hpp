@@ -119,14 +119,13 @@ IBLA_IMPL_HOST_NOINLINE bool potrs_one_column_registers_host(const Member& membe
   if (any) return false;
   const auto At = transposed_keeping_strides(Af);
   const auto Bf = fixed_order_block<N>(B);
-  using BF      = std::remove_const_t<decltype(Bf)>;
   if (uplo == Uplo::Lower) {
     for_each_lane(member, B.lanes,
-                  PotrsRegisterLane<N, T, decltype(Af), decltype(At), BF, Keep, L>{
+                  PotrsRegisterLane<N, T, decltype(Af), decltype(At), decltype(Bf), Keep, L>{
                       Af, At, Bf, keep, overflows, {inv}, 0});
   } else {
     for_each_lane(member, B.lanes,
-                  PotrsRegisterLane<N, T, decltype(At), decltype(Af), BF, Keep, L>{
+                  PotrsRegisterLane<N, T, decltype(At), decltype(Af), decltype(Bf), Keep, L>{
                       At, Af, Bf, keep, overflows, {inv}, 0});
   }
   prefetch.plan(1);
