@@ -100,9 +100,11 @@ KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, cons
 /// own loads. Batch-level POTRS flushed (10^4 problems, 2 threads, L = 8,
 /// 7 alternated runs, medians, GFLOP/s; prefetch before the solve / after
 /// it / the tile form): n = 13 10.1 / 14.1 / 12.1, 15 9.1 / 11.6 / 11.6,
-/// 16 8.6 / 11.1 / 12.4; warm this form is 1.5-2.2x the tile form. Out of
-/// line, as getrs_registers_host_skipping_swaps: one call per block, and
-/// the smaller orders' forms keep the code GCC gave them.
+/// 16 8.6 / 11.1 / 12.4; warm this form is 1.5-2.2x the tile form. That
+/// prefetch is of the block two ahead (one_column_prefetch_ahead), which
+/// took n = 16 past the tile form. Out of line, as
+/// getrs_registers_host_skipping_swaps: one call per block, and the
+/// smaller orders' forms keep the code GCC gave them.
 template <int N, int L, class Member, class T, class BA, class BB, class Keep>
 IBLA_IMPL_HOST_NOINLINE bool potrs_one_column_registers_host(const Member& member, const Uplo uplo,
                                                              const BA& A, const BB& B,
@@ -241,7 +243,10 @@ struct PotrsBlocks {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     if constexpr (Prefetch) {
       BlockPrefetch prefetch;
-      prefetch_next_block_triangle(prefetch, first, lanes, B.extent(0), uplo, A, B);
+      const index_t order = index_t(A.extent(1)), cols = BV::rank == 3 ? index_t(B.extent(2)) : 1;
+      prefetch_block_triangle_ahead(prefetch, first,
+                                    one_column_prefetch_ahead<lane_block_row_stride_t<AV>>(order, cols),
+                                    lanes, B.extent(0), uplo, A, B);
       potrs_masked(member, uplo, lane_block(A, first, lanes), lane_block(B, first, lanes),
                    AllLanes{}, prefetch);
       team_sync(member);

@@ -247,17 +247,18 @@ struct BlockPrefetch {
   }
 };
 
-/// Whether the block after the one at `first` is prefetched (see
-/// prefetch_next_block): on host, within the batch, for operands beyond
-/// prefetch_above_bytes.
+/// Whether the block `ahead` blocks after the one at `first` is prefetched
+/// (see prefetch_next_block): on host, within the batch, for operands
+/// beyond prefetch_above_bytes.
 template <class Lanes, class... Views>
-KOKKOS_INLINE_FUNCTION bool prefetches_next_block(const index_t first, const size_t batch,
-                                                  const Views&... views) {
+KOKKOS_INLINE_FUNCTION bool prefetches_next_block(const index_t first, const index_t ahead,
+                                                  const size_t batch, const Views&... views) {
 #if !IBLA_IMPL_DEVICE_PASS
   const size_t bytes = ((views.span() * sizeof(typename Views::value_type)) + ...);
-  return first + max_lanes<Lanes>::value < index_t(batch) && bytes > prefetch_above_bytes;
+  return first + ahead * max_lanes<Lanes>::value < index_t(batch) && bytes > prefetch_above_bytes;
 #else
   (void)first;
+  (void)ahead;
   (void)batch;
   ((void)views, ...);
   return false;
@@ -279,7 +280,7 @@ template <class Lanes, class... Views>
 KOKKOS_INLINE_FUNCTION void prefetch_next_block(BlockPrefetch& prefetch, const index_t first,
                                                 const Lanes lanes, const size_t batch,
                                                 const Views&... views) {
-  if (prefetches_next_block<Lanes>(first, batch, views...))
+  if (prefetches_next_block<Lanes>(first, 1, batch, views...))
     (prefetch.add(lane_block(views, first + max_lanes<Lanes>::value, lanes)), ...);
 }
 
@@ -297,14 +298,18 @@ KOKKOS_INLINE_FUNCTION void prefetch_next_block_of_factorization(
 
 /// prefetch_next_block for an operation that reads only the uplo triangle
 /// of the square A (POTRF, POSV's factorization, TRSM): that triangle of A's
-/// next block, the whole next block of the other operands.
+/// block `ahead` blocks after the one at `first`, the whole block of the
+/// other operands. ahead is 1, the next block, but for the forms that
+/// request it all at once and take a block in less time than its lines
+/// take to come from memory (see one_column_prefetch_ahead).
 template <class Lanes, class AV, class... Views>
-KOKKOS_INLINE_FUNCTION void prefetch_next_block_triangle(BlockPrefetch& prefetch,
-                                                         const index_t first, const Lanes lanes,
-                                                         const size_t batch, const Uplo uplo,
-                                                         const AV& A, const Views&... others) {
-  if (prefetches_next_block<Lanes>(first, batch, A, others...)) {
-    const index_t next = first + max_lanes<Lanes>::value;
+KOKKOS_INLINE_FUNCTION void prefetch_block_triangle_ahead(BlockPrefetch& prefetch,
+                                                          const index_t first, const index_t ahead,
+                                                          const Lanes lanes, const size_t batch,
+                                                          const Uplo uplo, const AV& A,
+                                                          const Views&... others) {
+  if (prefetches_next_block<Lanes>(first, ahead, batch, A, others...)) {
+    const index_t next = first + ahead * max_lanes<Lanes>::value;
     prefetch.add_triangle(lane_block(A, next, lanes), uplo);
     (prefetch.add(lane_block(others, next, lanes)), ...);
   }
@@ -317,7 +322,7 @@ KOKKOS_INLINE_FUNCTION void prefetch_next_triangle_of_factorization(
     BlockPrefetch& prefetch, const int one_pass_order, const index_t first, const Lanes lanes,
     const Uplo uplo, const AV& A, const Views&... others) {
   if (A.extent(1) <= size_t(one_pass_order)) return;
-  prefetch_next_block_triangle(prefetch, first, lanes, A.extent(0), uplo, A, others...);
+  prefetch_block_triangle_ahead(prefetch, first, 1, lanes, A.extent(0), uplo, A, others...);
 }
 
 }  // namespace impl

@@ -698,6 +698,36 @@ namespace impl {
 /// n = 5 and POSV (unchanged) 0.97-1.06x but for one bimodal cell.
 inline constexpr index_t trsm_prefetch_order = 4;
 
+/// How many blocks ahead batch-level POTRS prefetches (see
+/// prefetch_block_triangle_ahead): 2 where its one-column register form
+/// on block-interleaved A takes the block (cols == 1, order past
+/// trsm_register_order, up to one_column_register_order of A's row stride
+/// RowStride), else 1. That form requests the prefetch all at once after
+/// its solve and solves a block in less time than its lines take to come
+/// from memory: requested for the next block, the lines were still on
+/// their way when its solve read them. Measured (micro-drivers, 10^4
+/// problems, 2 threads, L = 8, flushed, GFLOP/s, medians of 3-6 alternated
+/// runs, 1 -> 2 blocks ahead): POTRS n = 16 11.9-13.7 -> 14.5-15.6 (n = 9, 12 and warm runs
+/// unchanged). GETRS's one-column form, which requests its prefetch (the
+/// whole next block) before its solve, was no faster 2 ahead (n = 9, 12,
+/// 16: 11.4-12.3, 10.7-11.1, 9.6-10.4 against 11.5-12.9, 10.6-11.7,
+/// 9.8-10.8 at 1) and keeps 1.
+template <class RowStride>
+KOKKOS_INLINE_FUNCTION constexpr index_t one_column_prefetch_ahead(const index_t order,
+                                                                   const index_t cols) {
+#if !IBLA_IMPL_DEVICE_PASS
+  return cols == 1 && order > trsm_register_order &&
+                 order <= one_column_register_order<RowStride> &&
+                 detail::host_order_compiled(int(order))
+             ? 2
+             : 1;
+#else
+  (void)order;
+  (void)cols;
+  return 1;
+#endif
+}
+
 template <class T, class AV, class BV>
 struct TrsmBlocks {
   Side side;
@@ -720,7 +750,7 @@ struct TrsmBlocks {
     const index_t k    = index_t(A.extent(1));
     BlockPrefetch prefetch;
     if (k > trsm_prefetch_order)
-      prefetch_next_block_triangle(prefetch, first, lanes, B.extent(0), uplo, A, B);
+      prefetch_block_triangle_ahead(prefetch, first, 1, lanes, B.extent(0), uplo, A, B);
     trsm_masked(member, side, uplo, trans, diag, alpha, lane_block(A, first, lanes),
                 lane_block(B, first, lanes), AllLanes{}, prefetch);
     team_sync(member);
