@@ -419,64 +419,66 @@ TYPED_TEST(EdgeSolvers, GetrfSingularAtFirstAndLastPivot) {
 
 // A denormal diagonal: 1 / d overflows, netlib's B(k,j) / A(k,k) does not.
 // Diagonal A (every fourth entry denormal, in some problems only, full block
-// and tail; n = 3 and 6) so that ibla and dtrsm do the same single operation per element:
+// and tail; n = 3, 6 and 12) so that ibla and dtrsm do the same single operation per element:
 // x = b / d exactly where d is denormal (finite, equal bits), and b * (1/d)
 // within one rounding of b / d elsewhere.
 TYPED_TEST(EdgeSolvers, TrsmDenormalDiagonalMatchesNetlibDivision) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   // n = 3: the host's register form for small triangles (trsm_registers_host);
-  // n = 6: the tiles.
-  for (int n : {3, 6}) {
-    SCOPED_TRACE(::testing::Message() << "n " << n);
-    const int nrhs = 3;
-    const index_t batch = index_t(lanes_of<T, Layout>()) + 3;
-    auto hA = random_batch<T>(batch, n, n, 4242);
-    auto hB = random_batch<T>(batch, n, nrhs, 4343);
-    const T tiny = std::numeric_limits<T>::denorm_min() * T(4);
-    for (index_t b = 0; b < batch; ++b)
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) {
-          if (i != j) {
-            hA(b, i, j) = T(0);
-          } else if (b % 3 != 1 && i % 4 == int(b % 4)) {
-            hA(b, i, j) = (b % 2 ? -tiny : tiny);
-            for (int c = 0; c < nrhs; ++c) hB(b, i, c) *= tiny;  // x of order 1
-          } else {
-            hA(b, i, j) = T(1.5) + hA(b, i, j);
+  // n = 6: the tiles; n = 12 with one right-hand side: the one-column
+  // register form on block-interleaved layouts
+  // (trsm_one_column_registers_host), which leaves such a block to the tiles.
+  for (int n : {3, 6, 12})
+    for (int nrhs : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << " nrhs " << nrhs);
+      const index_t batch = index_t(lanes_of<T, Layout>()) + 3;
+      auto hA = random_batch<T>(batch, n, n, 4242);
+      auto hB = random_batch<T>(batch, n, nrhs, 4343);
+      const T tiny = std::numeric_limits<T>::denorm_min() * T(4);
+      for (index_t b = 0; b < batch; ++b)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < n; ++i) {
+            if (i != j) {
+              hA(b, i, j) = T(0);
+            } else if (b % 3 != 1 && i % 4 == int(b % 4)) {
+              hA(b, i, j) = (b % 2 ? -tiny : tiny);
+              for (int c = 0; c < nrhs; ++c) hB(b, i, c) *= tiny;  // x of order 1
+            } else {
+              hA(b, i, j) = T(1.5) + hA(b, i, j);
+            }
           }
+      auto A = make_view<T, Layout>("A", batch, n, n);
+      auto B = make_view<T, Layout>("B", batch, n, nrhs);
+      fill_view(A, hA);
+      fill_view(B, hB);
+      ibla::trsm(Kokkos::DefaultExecutionSpace(), Side::Left, Uplo::Lower, Op::N, Diag::NonUnit, T(1),
+                 A, B);
+      Kokkos::fence();
+      const auto got = read_view(B);
+      auto ref       = hB;
+      for (index_t b = 0; b < batch; ++b) {
+        if constexpr (std::is_same<T, double>::value) {
+          cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, nrhs, 1.0,
+                      hA.matrix(b), n, ref.matrix(b), n);
+        } else {
+          cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, nrhs, 1.0f,
+                      hA.matrix(b), n, ref.matrix(b), n);
         }
-    auto A = make_view<T, Layout>("A", batch, n, n);
-    auto B = make_view<T, Layout>("B", batch, n, nrhs);
-    fill_view(A, hA);
-    fill_view(B, hB);
-    ibla::trsm(Kokkos::DefaultExecutionSpace(), Side::Left, Uplo::Lower, Op::N, Diag::NonUnit, T(1),
-               A, B);
-    Kokkos::fence();
-    const auto got = read_view(B);
-    auto ref       = hB;
-    for (index_t b = 0; b < batch; ++b) {
-      if constexpr (std::is_same<T, double>::value) {
-        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, nrhs, 1.0,
-                    hA.matrix(b), n, ref.matrix(b), n);
-      } else {
-        cblas_strsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, nrhs, 1.0f,
-                    hA.matrix(b), n, ref.matrix(b), n);
       }
-    }
-    const T eps = std::numeric_limits<T>::epsilon();
-    for (index_t b = 0; b < batch; ++b)
-      for (int c = 0; c < nrhs; ++c)
-        for (int i = 0; i < n; ++i) {
-          const T x = got(b, i, c), r = ref(b, i, c);
-          ASSERT_TRUE(std::isfinite(r)) << "reference not finite at " << b << "," << i << "," << c;
-          ASSERT_TRUE(std::isfinite(x)) << "problem " << b << " x(" << i << "," << c << ") = " << x
-                                        << ", netlib " << r << " (diagonal " << hA(b, i, i) << ")";
-          if (std::abs(hA(b, i, i)) < std::numeric_limits<T>::min()) {
-            ASSERT_EQ(x, r) << "problem " << b << " row " << i << " (denormal diagonal)";
-          } else {
-            ASSERT_LE(std::abs(x - r), T(2) * eps * std::abs(r)) << "problem " << b << " row " << i;
+      const T eps = std::numeric_limits<T>::epsilon();
+      for (index_t b = 0; b < batch; ++b)
+        for (int c = 0; c < nrhs; ++c)
+          for (int i = 0; i < n; ++i) {
+            const T x = got(b, i, c), r = ref(b, i, c);
+            ASSERT_TRUE(std::isfinite(r)) << "reference not finite at " << b << "," << i << "," << c;
+            ASSERT_TRUE(std::isfinite(x)) << "problem " << b << " x(" << i << "," << c << ") = " << x
+                                          << ", netlib " << r << " (diagonal " << hA(b, i, i) << ")";
+            if (std::abs(hA(b, i, i)) < std::numeric_limits<T>::min()) {
+              ASSERT_EQ(x, r) << "problem " << b << " row " << i << " (denormal diagonal)";
+            } else {
+              ASSERT_LE(std::abs(x - r), T(2) * eps * std::abs(r)) << "problem " << b << " row " << i;
+            }
           }
-        }
-  }
+    }
 }

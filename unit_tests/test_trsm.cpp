@@ -154,6 +154,24 @@ TYPED_TEST(Trsm, IllConditionedResidual) {
     }
 }
 
+// One right-hand side, every Side::Left variant, every order of TRSM's
+// register forms (on host: up to trsm_register_order, and up to 16 for one
+// column on block-interleaved layouts, one_column_register_order), where
+// the sweep above gives Side::Left one right-hand side at even orders only.
+// Two full blocks and a partial one (which takes the tile form).
+TYPED_TEST(Trsm, OneRightHandSideEveryRegisterOrder) {
+  using T      = typename TypeParam::value_type;
+  using Layout = typename TypeParam::layout_type;
+  const T alphas[]    = {T(1), T(-0.75), T(2.5)};
+  const index_t batch = 2 * lanes_of<T, Layout>() + 3;
+  int c = 0;
+  for (int n = 1; n <= 17; ++n)
+    for (int vi = 0; vi < 16; vi += 2, ++c) {
+      run_trsm<T, Layout>(variant(vi), batch, n, 1, alphas[c % 3], std::uint64_t(1200 + c));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
 // alpha == 0: B = 0 without reading A or B (both all NaN).
 TYPED_TEST(Trsm, AlphaZeroReadsNeitherAnorB) {
   using T      = typename TypeParam::value_type;
@@ -181,7 +199,7 @@ void run_rank2_rhs() {
   const index_t batch = 29;
   for (int vi = 0; vi < 16; ++vi) {
     const Variant v = variant(vi);
-    for (int n : {1, 6, 17, 32}) {
+    for (int n : {1, 6, 12, 17, 32}) {
       const int k = v.side == Side::Left ? n : 1;
       auto hA = triangular_batch<T>(batch, k, v.uplo, v.diag, 40 + n);
       auto hB = random_batch<T>(batch, n, 1, 41 + n);

@@ -69,7 +69,7 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # every order. The list is that of the unit tests' other layouts
   # (IBLA_TESTS_OTHER_LAYOUT_ORDERS, unit_tests/CMakeLists.txt): every order
   # up to 8, leaving out orders 9-16 of GETRF's Crout forms and of the
-  # one-column register forms of GETRS and POTRS. Every form of every order runs under ASan and UBSan in
+  # one-column register forms of GETRS, POTRS and TRSM. Every form of every order runs under ASan and UBSan in
   # the sanitizer stage, on the unit tests' inputs; what the fuzzer adds is
   # values and shapes. The double gesv object took 22.7 CPU-s with every
   # order, 19.2 with 1..8 and 12 (clang 14, -O0, 2026-11-28, one after the

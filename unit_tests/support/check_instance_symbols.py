@@ -13,15 +13,16 @@ executable linking both would hold two definitions of one inline function
 the forms of the other object's list without saying so.
 
 The list leaves out orders of GETRF's forms (getrf_block_general) and of
-the one-column register forms of GETRS and POTRS on compile-time row
-strides (getrs_masked, potrs_masked): a symbol of GETRF, GETRS, GESV,
-LASWP, POTRS or POSV (their functions, lambdas and functors) that the
-listed object defines must be defined by no other object. Template
-arguments name the lane-block types, and the other layouts' lane blocks
-are not the native ones, so there should be none. The triangular solves'
-register forms (TRSM, POTRS, GETRS on runtime row strides) are shared: a
-transposed native block has the lane block of LayoutInterleaved or
-LayoutLeft. Every one of their orders is listed (a static_assert in
+the one-column register forms of GETRS, POTRS and TRSM on compile-time
+row strides (getrs_masked, potrs_masked, trsm_one_column_registers, which
+team::trsm and batch-level TRSM call): a symbol of GETRF, GETRS, GESV,
+LASWP, POTRS, POSV or of those TRSM functions (their functions, lambdas
+and functors) that the listed object defines must be defined by no other
+object. Template arguments name the lane-block types, and the other
+layouts' lane blocks are not the native ones, so there should be none.
+The triangular solves' register forms (TRSM, POTRS, GETRS on runtime row
+strides) are shared: a transposed native block has the lane block of
+LayoutInterleaved or LayoutLeft. Every one of their orders is listed (a static_assert in
 factor_and_solve_other_layouts.cpp), so those functions are the same code
 with and without the list; what other functions of ibla the objects share
 is counted, not checked. (Sizes cannot tell: the same function compiled in
@@ -79,17 +80,18 @@ def main(argv):
             seen.setdefault(name, path)
     shared = [(name, path) for path in listed for name in defined_symbols(nm, path) if name in seen]
     names = demangle([name for name, _ in shared])
-    order_dependent = re.compile(r"getr[fs]|gesv|laswp|potrs|posv", re.IGNORECASE)
+    order_dependent = re.compile(r"getr[fs]|gesv|laswp|potrs|posv|team::trsm<|TrsmBlocks|trsm_one_column",
+                                 re.IGNORECASE)
     clashes = [(pretty, path, seen[name]) for (name, path), pretty in zip(shared, names)
                if order_dependent.search(pretty)]
     for pretty, path, other in clashes:
         print(f"{pretty[:400]}\n  defined in {path}\n  and in {other}")
     if clashes:
         print(f"check_instance_symbols: FAILED: {len(clashes)} functions of GETRF, GETRS, GESV, "
-              f"LASWP, POTRS or POSV are defined both with and without the order list (see the docstring)")
+              f"LASWP, POTRS, POSV or TRSM's one-column forms are defined both with and without the order list (see the docstring)")
         return 1
     print(f"check_instance_symbols: {len(listed)} listed object(s) against {len(others)} others: "
-          f"no function of GETRF, GETRS, GESV, LASWP, POTRS or POSV in both; {len(shared)} other functions "
+          f"no function of GETRF, GETRS, GESV, LASWP, POTRS, POSV or TRSM's one-column forms in both; {len(shared)} other functions "
           f"of ibla in both")
     return 0
 

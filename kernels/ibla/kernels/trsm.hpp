@@ -529,6 +529,54 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_registers_host(const Member& member, const
                                                        reciprocals};
       });
 }
+
+/// trsm_registers_host for one right-hand side at orders past
+/// trsm_register_order, up to one_column_register_order, where A's row
+/// stride is the compile-time L (block-interleaved): A at constant offsets
+/// (fixed_order_block, see potrs_one_column_registers_host), op(A) = A^T
+/// through its transpose keeping the strides, so one lane form per
+/// triangle (lower) and op. The reciprocals of the diagonal are computed
+/// first; a block where one of them overflows is left untouched (false
+/// returned) to the tile form, which divides there. The same operations in
+/// the same order as the tile form on one column (same bits). The
+/// prefetch (batch-level TRSM: of the block two ahead, see
+/// one_column_prefetch_ahead) is requested after the solve, as POTRS's.
+/// Out of line, as POTRS's: one call per block.
+template <int N, int L, class Member, class T, class BA, class BB>
+IBLA_IMPL_HOST_NOINLINE bool trsm_one_column_registers_host(const Member& member, const bool lower,
+                                                            const Op op, const bool unit,
+                                                            const T alpha, const BA& A,
+                                                            const BB& B, BlockPrefetch& prefetch) {
+  using Index   = lane_index_t<T>;
+  const auto Af = fixed_order_block<N>(A);
+  T inv[N][L];
+  Index overflows[L] = {};
+  for_each_lane(member, B.lanes,
+                DiagonalReciprocalLane<N, L, T, decltype(Af), Index>{unit, Af, inv, overflows});
+  Index any = 0;
+  for (int l = 0; l < L; ++l) any |= overflows[l];
+  if (any) return false;
+  const auto Bf = fixed_order_block<N>(B);
+  const AllLanes keep;
+  auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+    for_each_lane(member, B.lanes,
+                  TrsmRegisterLane<N, decltype(is_lower)::value, false, T,
+                                   std::remove_cv_t<std::remove_reference_t<decltype(tri)>>,
+                                   decltype(Bf), AllLanes, SharedReciprocals<N, L, T>>{
+                      unit, alpha, tri, Bf, keep, overflows, 0, {inv}});
+  };
+  if (op == Op::N) {
+    if (lower) solve(Af, std::true_type{});
+    else solve(Af, std::false_type{});
+  } else {
+    const auto At = transposed_keeping_strides(Af);
+    if (lower) solve(At, std::true_type{});
+    else solve(At, std::false_type{});
+  }
+  prefetch.plan(1);
+  prefetch.step();
+  return true;
+}
 #endif
 
 /// trsm_left's tiles: forward or backward substitution, tile row by tile
@@ -662,6 +710,50 @@ KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo up
   trsm_masked(member, side, uplo, trans, diag, alpha, A, B, keep, none);
 }
 
+/// TRSM (team::trsm, batch-level TRSM) of one right-hand side on a full
+/// host block whose triangle's order is past trsm_register_order and A's
+/// row stride the compile-time L: trsm_one_column_registers_host, or
+/// trsm_masked where that leaves the block. Returns whether the block is
+/// done. The tile form it replaces solved one column 1.3-2.5x slower
+/// (team::trsm on blocks in cache, orders 9..16; README), as GETRS's and
+/// POTRS's did. Not in trsm_masked, which
+/// POSV's and GESV's solves share and which take their own one-column
+/// forms: a second set there would be compiled into every solver for
+/// nothing (a set of fixed-order forms in trsm_masked took the tests'
+/// factor_and_solve.cpp 1.7x as long to compile, see README).
+template <class Member, class T, class BA, class BB>
+KOKKOS_INLINE_FUNCTION bool trsm_one_column_registers(const Member& member, const Side side,
+                                                      const Uplo uplo, const Op trans,
+                                                      const Diag diag, const T alpha,
+                                                      const BA& A, const BB& B,
+                                                      BlockPrefetch& prefetch) {
+#if !IBLA_IMPL_DEVICE_PASS
+  constexpr int L     = fixed_lanes<typename BB::lane_count>::value;
+  constexpr int order = one_column_register_order<typename BA::row_stride>;
+  if constexpr (L > 0 && order > trsm_register_order) {
+    if (side != Side::Left || B.cols != 1 || alpha == T(0) || B.rows <= trsm_register_order ||
+        B.rows > order || !detail::host_order_compiled(B.rows))
+      return false;
+    // Only the thread that runs the host lane loops (see trsm_left); the
+    // fallback below runs on it too.
+    if (member.team_rank() != 0) return true;
+    const bool lower = (trans == Op::N ? uplo : flip(uplo)) == Uplo::Lower;
+    bool solved      = false;
+    detail::static_switch<order>(B.rows, [&](auto n) {
+      constexpr int N = decltype(n)::value;
+      if constexpr (N > trsm_register_order && detail::host_order_specialised<N>)
+        solved = trsm_one_column_registers_host<N, L>(member, lower, trans, diag == Diag::Unit,
+                                                      alpha, A, B, prefetch);
+    });
+    if (!solved) trsm_masked(member, side, uplo, trans, diag, alpha, A, B, AllLanes{}, prefetch);
+    return true;
+  }
+#endif
+  (void)member, (void)side, (void)uplo, (void)trans, (void)diag, (void)alpha, (void)A, (void)B,
+      (void)prefetch;
+  return false;
+}
+
 }  // namespace impl
 
 namespace team {
@@ -675,7 +767,9 @@ template <class Member, class Scalar, class BA, class BB>
 KOKKOS_INLINE_FUNCTION void trsm(const Member& member, Side side, Uplo uplo, Op trans, Diag diag,
                                  const Scalar alpha, const BA& A, const BB& B) {
   using T = std::remove_const_t<typename BB::value_type>;
-  impl::trsm_masked(member, side, uplo, trans, diag, T(alpha), A, B, impl::AllLanes{});
+  impl::BlockPrefetch none;
+  if (!impl::trsm_one_column_registers(member, side, uplo, trans, diag, T(alpha), A, B, none))
+    impl::trsm_masked(member, side, uplo, trans, diag, T(alpha), A, B, impl::AllLanes{}, none);
   team_sync(member);
 }
 
@@ -698,16 +792,17 @@ namespace impl {
 /// n = 5 and POSV (unchanged) 0.97-1.06x but for one bimodal cell.
 inline constexpr index_t trsm_prefetch_order = 4;
 
-/// How many blocks ahead batch-level POTRS prefetches (see
-/// prefetch_block_triangle_ahead): 2 where its one-column register form
-/// on block-interleaved A takes the block (cols == 1, order past
+/// How many blocks ahead batch-level TRSM and POTRS prefetch (see
+/// prefetch_block_triangle_ahead): 2 where their one-column register forms
+/// on block-interleaved A take the block (cols == 1, order past
 /// trsm_register_order, up to one_column_register_order of A's row stride
-/// RowStride), else 1. That form requests the prefetch all at once after
-/// its solve and solves a block in less time than its lines take to come
+/// RowStride), else 1. Those forms request the prefetch all at once after
+/// their solve and solve a block in less time than its lines take to come
 /// from memory: requested for the next block, the lines were still on
 /// their way when its solve read them. Measured (micro-drivers, 10^4
 /// problems, 2 threads, L = 8, flushed, GFLOP/s, medians of 3-6 alternated
-/// runs, 1 -> 2 blocks ahead): POTRS n = 16 11.9-13.7 -> 14.5-15.6 (n = 9, 12 and warm runs
+/// runs, 1 -> 2 blocks ahead): TRSM n = 9 7.0 -> 8.8, 12 7.5 -> 9.7, 16 8.0
+/// -> 8.2; POTRS n = 16 11.9-13.7 -> 14.5-15.6 (n = 9, 12 and warm runs
 /// unchanged). GETRS's one-column form, which requests its prefetch (the
 /// whole next block) before its solve, was no faster 2 ahead (n = 9, 12,
 /// 16: 11.4-12.3, 10.7-11.1, 9.6-10.4 against 11.5-12.9, 10.6-11.7,
@@ -749,10 +844,16 @@ struct TrsmBlocks {
     // k <= trsm_prefetch_order (see there).
     const index_t k    = index_t(A.extent(1));
     BlockPrefetch prefetch;
-    if (k > trsm_prefetch_order)
-      prefetch_block_triangle_ahead(prefetch, first, 1, lanes, B.extent(0), uplo, A, B);
-    trsm_masked(member, side, uplo, trans, diag, alpha, lane_block(A, first, lanes),
-                lane_block(B, first, lanes), AllLanes{}, prefetch);
+    if (k > trsm_prefetch_order) {
+      const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
+      prefetch_block_triangle_ahead(
+          prefetch, first, one_column_prefetch_ahead<lane_block_row_stride_t<AV>>(k, cols),
+          lanes, B.extent(0), uplo, A, B);
+    }
+    const auto a = lane_block(A, first, lanes);
+    const auto b = lane_block(B, first, lanes);
+    if (!trsm_one_column_registers(member, side, uplo, trans, diag, alpha, a, b, prefetch))
+      trsm_masked(member, side, uplo, trans, diag, alpha, a, b, AllLanes{}, prefetch);
     team_sync(member);
   }
 };
