@@ -72,11 +72,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, cons
   using Index = lane_index_t<T>;
   T inv[N][L];
   Index overflows[L] = {};
-  for_each_lane(member, B.lanes,
-                DiagonalReciprocalLane<N, L, T, BA, Index>{false, A, inv, overflows});
-  Index any = 0;
-  for (int l = 0; l < L; ++l) any |= overflows[l];
-  if (any) return false;
+  if (diagonal_reciprocals_overflow(member, B.lanes, false, A, inv, overflows)) return false;
   const auto lower = uplo == Uplo::Lower ? runtime_strides(A) : transposed(A);
   const auto upper = transposed(lower);
   using BT         = std::remove_const_t<decltype(lower)>;
@@ -114,11 +110,7 @@ IBLA_IMPL_HOST_NOINLINE bool potrs_one_column_registers_host(const Member& membe
   const auto Af = fixed_order_block<N>(A);
   T inv[N][L];
   Index overflows[L] = {};
-  for_each_lane(member, B.lanes,
-                DiagonalReciprocalLane<N, L, T, decltype(Af), Index>{false, Af, inv, overflows});
-  Index any = 0;
-  for (int l = 0; l < L; ++l) any |= overflows[l];
-  if (any) return false;
+  if (diagonal_reciprocals_overflow(member, B.lanes, false, Af, inv, overflows)) return false;
   const auto At = transposed_keeping_strides(Af);
   const auto Bf = fixed_order_block<N>(B);
   if (uplo == Uplo::Lower) {

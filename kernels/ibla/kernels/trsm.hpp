@@ -401,6 +401,22 @@ struct DiagonalReciprocalLane {
   }
 };
 
+/// DiagonalReciprocalLane on every lane of a full host block: inv[r][l] =
+/// 1 / A(r, r, l) (ones if unit), redo[l] set where one of lane l's
+/// overflows. Returns whether a lane of the block was flagged: the forms
+/// that take the shared reciprocals then leave the block to a form that
+/// divides.
+template <int N, int L, class T, class Index, class Member, class Lanes, class BA>
+KOKKOS_FORCEINLINE_FUNCTION bool diagonal_reciprocals_overflow(const Member& member,
+                                                               const Lanes& lanes, const bool unit,
+                                                               const BA& A, T (&inv)[N][L],
+                                                               Index (&redo)[L]) {
+  for_each_lane(member, lanes, DiagonalReciprocalLane<N, L, T, BA, Index>{unit, A, inv, redo});
+  Index any = 0;
+  for (int l = 0; l < L; ++l) any |= redo[l];
+  return any != 0;
+}
+
 /// The end of one pass of a two-pass register lane (TrsmRegisterLane,
 /// GetrsRegisterLane) on column j of lane l: b is stored where this pass
 /// owns the lane (the first pass, Divide false, where its multiplies by
@@ -495,10 +511,7 @@ KOKKOS_FORCEINLINE_FUNCTION void register_columns_sharing_reciprocals(
   }
   T inv[N][L];
   Index redo[L] = {};
-  for_each_lane(member, lanes, DiagonalReciprocalLane<N, L, T, BA, Index>{unit, A, inv, redo});
-  Index any = 0;
-  for (int l = 0; l < L; ++l) any |= redo[l];
-  if (any) {
+  if (diagonal_reciprocals_overflow(member, lanes, unit, A, inv, redo)) {
     register_columns_two_pass<L, Index>(member, lanes, cols, prefetch, own);
     return;
   }
@@ -551,11 +564,7 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_one_column_registers_host(const Member& member
   const auto Af = fixed_order_block<N>(A);
   T inv[N][L];
   Index overflows[L] = {};
-  for_each_lane(member, B.lanes,
-                DiagonalReciprocalLane<N, L, T, decltype(Af), Index>{unit, Af, inv, overflows});
-  Index any = 0;
-  for (int l = 0; l < L; ++l) any |= overflows[l];
-  if (any) return false;
+  if (diagonal_reciprocals_overflow(member, B.lanes, unit, Af, inv, overflows)) return false;
   const auto Bf = fixed_order_block<N>(B);
   const AllLanes keep;
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
