@@ -719,6 +719,24 @@ KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo up
   trsm_masked(member, side, uplo, trans, diag, alpha, A, B, keep, none);
 }
 
+/// Whether a full host block whose triangle has this order, solved for
+/// `cols` columns with A's row stride RowStride, takes a one-column
+/// register form past trsm_register_order (TRSM's, POTRS's): the test of
+/// trsm_one_column_registers, and what batch-level TRSM and POTRS set their
+/// prefetch distance by (one_column_prefetch_ahead). False on device.
+template <class RowStride>
+KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t order,
+                                                               const index_t cols) {
+#if !IBLA_IMPL_DEVICE_PASS
+  return cols == 1 && order > trsm_register_order &&
+         order <= one_column_register_order<RowStride> && detail::host_order_compiled(int(order));
+#else
+  (void)order;
+  (void)cols;
+  return false;
+#endif
+}
+
 /// TRSM (team::trsm, batch-level TRSM) of one right-hand side on a full
 /// host block whose triangle's order is past trsm_register_order and A's
 /// row stride the compile-time L: trsm_one_column_registers_host, or
@@ -740,8 +758,8 @@ KOKKOS_INLINE_FUNCTION bool trsm_one_column_registers(const Member& member, cons
   constexpr int L     = fixed_lanes<typename BB::lane_count>::value;
   constexpr int order = one_column_register_order<typename BA::row_stride>;
   if constexpr (L > 0 && order > trsm_register_order) {
-    if (side != Side::Left || B.cols != 1 || alpha == T(0) || B.rows <= trsm_register_order ||
-        B.rows > order || !detail::host_order_compiled(B.rows))
+    if (side != Side::Left || alpha == T(0) ||
+        !one_column_register_form<typename BA::row_stride>(B.rows, B.cols))
       return false;
     // Only the thread that runs the host lane loops (see trsm_left); the
     // fallback below runs on it too.
@@ -803,9 +821,8 @@ inline constexpr index_t trsm_prefetch_order = 4;
 
 /// How many blocks ahead batch-level TRSM and POTRS prefetch (see
 /// prefetch_block_triangle_ahead): 2 where their one-column register forms
-/// on block-interleaved A take the block (cols == 1, order past
-/// trsm_register_order, up to one_column_register_order of A's row stride
-/// RowStride), else 1. Those forms request the prefetch all at once after
+/// on block-interleaved A take the block (one_column_register_form), else
+/// 1. Those forms request the prefetch all at once after
 /// their solve and solve a block in less time than its lines take to come
 /// from memory: requested for the next block, the lines were still on
 /// their way when its solve read them. Measured (micro-drivers, 10^4
@@ -819,17 +836,7 @@ inline constexpr index_t trsm_prefetch_order = 4;
 template <class RowStride>
 KOKKOS_INLINE_FUNCTION constexpr index_t one_column_prefetch_ahead(const index_t order,
                                                                    const index_t cols) {
-#if !IBLA_IMPL_DEVICE_PASS
-  return cols == 1 && order > trsm_register_order &&
-                 order <= one_column_register_order<RowStride> &&
-                 detail::host_order_compiled(int(order))
-             ? 2
-             : 1;
-#else
-  (void)order;
-  (void)cols;
-  return 1;
-#endif
+  return one_column_register_form<RowStride>(order, cols) ? 2 : 1;
 }
 
 template <class T, class AV, class BV>
