@@ -419,17 +419,17 @@ TYPED_TEST(EdgeSolvers, GetrfSingularAtFirstAndLastPivot) {
 
 // A denormal diagonal: 1 / d overflows, netlib's B(k,j) / A(k,k) does not.
 // Diagonal A (every fourth entry denormal, in some problems only, full block
-// and tail; n = 3, 6 and 12) so that ibla and dtrsm do the same single operation per element:
+// and tail; n = 3, 6, 12 and 24) so that ibla and dtrsm do the same single operation per element:
 // x = b / d exactly where d is denormal (finite, equal bits), and b * (1/d)
 // within one rounding of b / d elsewhere.
 TYPED_TEST(EdgeSolvers, TrsmDenormalDiagonalMatchesNetlibDivision) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   // n = 3: the host's register form for small triangles (trsm_registers_host);
-  // n = 6: the tiles; n = 12 with one right-hand side: the one-column
+  // n = 6: the tiles; n = 12 and 24 with one right-hand side: the one-column
   // register form on block-interleaved layouts
   // (trsm_one_column_registers_host), which leaves such a block to the tiles.
-  for (int n : {3, 6, 12})
+  for (int n : {3, 6, 12, 24})
     for (int nrhs : {1, 3}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << " nrhs " << nrhs);
       const index_t batch = index_t(lanes_of<T, Layout>()) + 3;

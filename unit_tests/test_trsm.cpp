@@ -155,17 +155,18 @@ TYPED_TEST(Trsm, IllConditionedResidual) {
 }
 
 // One right-hand side, every Side::Left variant, every order of TRSM's
-// register forms (on host: up to trsm_register_order, and up to 16 for one
-// column on block-interleaved layouts, one_column_register_order), where
-// the sweep above gives Side::Left one right-hand side at even orders only.
-// Two full blocks and a partial one (which takes the tile form).
+// register forms (on host: up to trsm_register_order, and up to 32 for one
+// column on block-interleaved layouts, trsm_one_column_register_order) and
+// one past them, where the sweep above gives Side::Left one right-hand side
+// at even orders only. Two full blocks and a partial one (which takes the
+// tile form).
 TYPED_TEST(Trsm, OneRightHandSideEveryRegisterOrder) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
   const T alphas[]    = {T(1), T(-0.75), T(2.5)};
   const index_t batch = 2 * lanes_of<T, Layout>() + 3;
   int c = 0;
-  for (int n = 1; n <= 17; ++n)
+  for (int n = 1; n <= 33; ++n)
     for (int vi = 0; vi < 16; vi += 2, ++c) {
       run_trsm<T, Layout>(variant(vi), batch, n, 1, alphas[c % 3], std::uint64_t(1200 + c));
       if (::testing::Test::HasFatalFailure()) return;

@@ -237,7 +237,8 @@ struct PotrsBlocks {
       BlockPrefetch prefetch;
       const index_t order = index_t(A.extent(1)), cols = BV::rank == 3 ? index_t(B.extent(2)) : 1;
       prefetch_block_triangle_ahead(prefetch, first,
-                                    one_column_prefetch_ahead<lane_block_row_stride_t<AV>>(order, cols),
+                                    one_column_prefetch_ahead<one_column_register_order<
+                                        lane_block_row_stride_t<AV>>>(order, cols),
                                     lanes, B.extent(0), uplo, A, B);
       potrs_masked(member, uplo, lane_block(A, first, lanes), lane_block(B, first, lanes),
                    AllLanes{}, prefetch);

@@ -327,6 +327,27 @@ template <class RowStride>
 inline constexpr int one_column_register_order =
     std::is_same<RowStride, index_t>::value || trsm_register_order > 16 ? trsm_register_order : 16;
 
+/// TRSM's one-column register form (trsm_one_column_registers_host) goes
+/// on to this order, past one_column_register_order, where A's row stride
+/// is the compile-time L. A column of 17..32 does not fit AVX-512's 32
+/// vector registers, and GCC spills part of it, but the form still reads A
+/// a column after another, front to back, which the hardware prefetcher
+/// follows; the tile form reads 4 rows of every column to the left of a
+/// tile row, and lost to it with the batch out of cache. Measured (TRSM
+/// micro-driver, left lower non-unit, 10^4 problems, 2 threads, double,
+/// medians of 101 calls, 2 alternated runs, GFLOP/s, tile form -> this
+/// form): flushed, L = 8, n = 20 6.9 -> 10.0-11.2, 32 8.5 -> 10.3; L = 16,
+/// n = 17 7.7-7.9 -> 10.5-11.5, 20 7.3-8.0 -> 8.2-9.8, 24 7.3-8.6 ->
+/// 8.5-11.0, 32 9.4-9.6 -> 10.7-10.8; warm, L = 16, n = 32 8.4 -> 13.0.
+/// A form solving a chunk of 8 rows at a time, updating the later rows 8
+/// at a time with it (8 columns read side by side), was slower: flushed,
+/// L = 8, n = 20 8.1-8.3, 32 8.9-9.3. Compile cost: the tests' triangular
+/// solve unit took about 15% longer (-O1); IBLA_HOST_SPECIALISED_ORDERS
+/// leaves the orders it does not list to the tile form.
+template <class RowStride>
+inline constexpr int trsm_one_column_register_order =
+    std::is_same<RowStride, index_t>::value ? trsm_register_order : 32;
+
 /// The diagonal's reciprocals 1 / d of every lane of a block, inv[r][l],
 /// computed once by DiagonalReciprocalLane and shared by the columns of B.
 /// Recomputed per column they cost nrhs times the divisions: at nrhs = n
@@ -544,7 +565,7 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_registers_host(const Member& member, const
 }
 
 /// trsm_registers_host for one right-hand side at orders past
-/// trsm_register_order, up to one_column_register_order, where A's row
+/// trsm_register_order, up to trsm_one_column_register_order, where A's row
 /// stride is the compile-time L (block-interleaved): A at constant offsets
 /// (fixed_order_block, see potrs_one_column_registers_host), op(A) = A^T
 /// through its transpose keeping the strides, so one lane form per
@@ -720,16 +741,18 @@ KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo up
 }
 
 /// Whether a full host block whose triangle has this order, solved for
-/// `cols` columns with A's row stride RowStride, takes a one-column
-/// register form past trsm_register_order (TRSM's, POTRS's): the test of
-/// trsm_one_column_registers, and what batch-level TRSM and POTRS set their
-/// prefetch distance by (one_column_prefetch_ahead). False on device.
-template <class RowStride>
+/// `cols` columns, takes a one-column register form past
+/// trsm_register_order whose largest order is MaxOrder (TRSM's:
+/// trsm_one_column_register_order, POTRS's: one_column_register_order):
+/// the test of trsm_one_column_registers, and what batch-level TRSM and
+/// POTRS set their prefetch distance by (one_column_prefetch_ahead). False
+/// on device.
+template <int MaxOrder>
 KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t order,
                                                                const index_t cols) {
 #if !IBLA_IMPL_DEVICE_PASS
-  return cols == 1 && order > trsm_register_order &&
-         order <= one_column_register_order<RowStride> && detail::host_order_compiled(int(order));
+  return cols == 1 && order > trsm_register_order && order <= MaxOrder &&
+         detail::host_order_compiled(int(order));
 #else
   (void)order;
   (void)cols;
@@ -738,12 +761,14 @@ KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t ord
 }
 
 /// TRSM (team::trsm, batch-level TRSM) of one right-hand side on a full
-/// host block whose triangle's order is past trsm_register_order and A's
-/// row stride the compile-time L: trsm_one_column_registers_host, or
-/// trsm_masked where that leaves the block. Returns whether the block is
-/// done. The tile form it replaces solved one column 1.3-2.5x slower
-/// (team::trsm on blocks in cache, orders 9..16; README), as GETRS's and
-/// POTRS's did. Not in trsm_masked, which
+/// host block whose triangle's order is past trsm_register_order (up to
+/// trsm_one_column_register_order) and A's row stride the compile-time L:
+/// trsm_one_column_registers_host, or trsm_masked where that leaves the
+/// block. Returns whether the block is done. The tile form it replaces
+/// solved one column 1.3-2.5x slower (team::trsm on blocks in cache,
+/// orders 9..16; README), as GETRS's and POTRS's did, and ran out of cache
+/// at 0.6-0.9x of it at orders 17..32 (see trsm_one_column_register_order).
+/// Not in trsm_masked, which
 /// POSV's and GESV's solves share and which take their own one-column
 /// forms: a second set there would be compiled into every solver for
 /// nothing (a set of fixed-order forms in trsm_masked took the tests'
@@ -756,10 +781,9 @@ KOKKOS_INLINE_FUNCTION bool trsm_one_column_registers(const Member& member, cons
                                                       BlockPrefetch& prefetch) {
 #if !IBLA_IMPL_DEVICE_PASS
   constexpr int L     = fixed_lanes<typename BB::lane_count>::value;
-  constexpr int order = one_column_register_order<typename BA::row_stride>;
+  constexpr int order = trsm_one_column_register_order<typename BA::row_stride>;
   if constexpr (L > 0 && order > trsm_register_order) {
-    if (side != Side::Left || alpha == T(0) ||
-        !one_column_register_form<typename BA::row_stride>(B.rows, B.cols))
+    if (side != Side::Left || alpha == T(0) || !one_column_register_form<order>(B.rows, B.cols))
       return false;
     // Only the thread that runs the host lane loops (see trsm_left); the
     // fallback below runs on it too.
@@ -833,10 +857,10 @@ inline constexpr index_t trsm_prefetch_order = 4;
 /// whole next block) before its solve, was no faster 2 ahead (n = 9, 12,
 /// 16: 11.4-12.3, 10.7-11.1, 9.6-10.4 against 11.5-12.9, 10.6-11.7,
 /// 9.8-10.8 at 1) and keeps 1.
-template <class RowStride>
+template <int MaxOrder>
 KOKKOS_INLINE_FUNCTION constexpr index_t one_column_prefetch_ahead(const index_t order,
                                                                    const index_t cols) {
-  return one_column_register_form<RowStride>(order, cols) ? 2 : 1;
+  return one_column_register_form<MaxOrder>(order, cols) ? 2 : 1;
 }
 
 template <class T, class AV, class BV>
@@ -863,7 +887,9 @@ struct TrsmBlocks {
     if (k > trsm_prefetch_order) {
       const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
       prefetch_block_triangle_ahead(
-          prefetch, first, one_column_prefetch_ahead<lane_block_row_stride_t<AV>>(k, cols),
+          prefetch, first,
+          one_column_prefetch_ahead<trsm_one_column_register_order<lane_block_row_stride_t<AV>>>(
+              k, cols),
           lanes, B.extent(0), uplo, A, B);
     }
     const auto a = lane_block(A, first, lanes);
