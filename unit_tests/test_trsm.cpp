@@ -155,10 +155,10 @@ TYPED_TEST(Trsm, IllConditionedResidual) {
 }
 
 // One right-hand side, every Side::Left variant, every order of TRSM's
-// register forms (on host: up to trsm_register_order, and up to 32 for one
+// register forms (on host: up to trsm_register_order, and up to 24 for one
 // column on block-interleaved layouts, trsm_one_column_register_order) and
-// one past them, where the sweep above gives Side::Left one right-hand side
-// at even orders only. Two full blocks and a partial one (which takes the
+// the tile form's orders after them up to 33, where the sweep above gives
+// Side::Left one right-hand side at even orders only. Two full blocks and a partial one (which takes the
 // tile form).
 TYPED_TEST(Trsm, OneRightHandSideEveryRegisterOrder) {
   using T      = typename TypeParam::value_type;

@@ -329,24 +329,28 @@ inline constexpr int one_column_register_order =
 
 /// TRSM's one-column register form (trsm_one_column_registers_host) goes
 /// on to this order, past one_column_register_order, where A's row stride
-/// is the compile-time L. A column of 17..32 does not fit AVX-512's 32
-/// vector registers, and GCC spills part of it, but the form still reads A
-/// a column after another, front to back, which the hardware prefetcher
-/// follows; the tile form reads 4 rows of every column to the left of a
-/// tile row, and lost to it with the batch out of cache. Measured (TRSM
-/// micro-driver, left lower non-unit, 10^4 problems, 2 threads, double,
-/// medians of 101 calls, 2 alternated runs, GFLOP/s, tile form -> this
-/// form): flushed, L = 8, n = 20 6.9 -> 10.0-11.2, 32 8.5 -> 10.3; L = 16,
-/// n = 17 7.7-7.9 -> 10.5-11.5, 20 7.3-8.0 -> 8.2-9.8, 24 7.3-8.6 ->
-/// 8.5-11.0, 32 9.4-9.6 -> 10.7-10.8; warm, L = 16, n = 32 8.4 -> 13.0.
-/// A form solving a chunk of 8 rows at a time, updating the later rows 8
-/// at a time with it (8 columns read side by side), was slower: flushed,
-/// L = 8, n = 20 8.1-8.3, 32 8.9-9.3. Compile cost: the tests' triangular
-/// solve unit took about 15% longer (-O1); IBLA_HOST_SPECIALISED_ORDERS
+/// is the compile-time L. A column of 17..24 does not fit AVX-512's 32
+/// vector registers with A's operands, and GCC spills part of it, but the
+/// form still reads A a column after another, front to back, which the
+/// hardware prefetcher follows; the tile form reads 4 rows of every column
+/// to the left of a tile row, and lost to it with the batch out of cache.
+/// Measured (TRSM micro-driver, left lower non-unit, 10^4 problems, 2
+/// threads, double, medians of 101 calls, alternated runs, GFLOP/s, tile
+/// form -> this form), flushed: L = 8, n = 17 7.9 -> 11.2, 20 6.6-6.9 ->
+/// 8.5-11.2, 24 6.2-7.2 -> 7.4-10.3; L = 16, n = 17 7.7-7.9 -> 10.5-11.5,
+/// 20 7.3-8.0 -> 8.2-9.8, 24 7.3-8.6 -> 8.5-11.0. At n = 32 it was 1.2x
+/// the tile form in the VM's quiet hours (L = 8, 8.3-8.8 -> 10.3) and
+/// 0.5-0.8x in its busy ones (flushed 6.6-7.2 -> 4.8-5.7, warm 10.4 ->
+/// 5.3), also without its prefetch or with it one block ahead: past 24
+/// the tile form stays. A form solving a chunk of 8 rows at a time,
+/// updating the later rows 8 at a time with it (8 columns read side by
+/// side), was slower than this one: flushed, L = 8, n = 20 8.1-8.3 against
+/// 10.0-11.2. Compile cost: the tests' triangular solve unit took about
+/// 15% longer with orders up to 32 (-O1); IBLA_HOST_SPECIALISED_ORDERS
 /// leaves the orders it does not list to the tile form.
 template <class RowStride>
 inline constexpr int trsm_one_column_register_order =
-    std::is_same<RowStride, index_t>::value ? trsm_register_order : 32;
+    std::is_same<RowStride, index_t>::value ? trsm_register_order : 24;
 
 /// The diagonal's reciprocals 1 / d of every lane of a block, inv[r][l],
 /// computed once by DiagonalReciprocalLane and shared by the columns of B.
@@ -767,7 +771,7 @@ KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t ord
 /// block. Returns whether the block is done. The tile form it replaces
 /// solved one column 1.3-2.5x slower (team::trsm on blocks in cache,
 /// orders 9..16; README), as GETRS's and POTRS's did, and ran out of cache
-/// at 0.6-0.9x of it at orders 17..32 (see trsm_one_column_register_order).
+/// at 0.6-0.9x of it at orders 17..24 (see trsm_one_column_register_order).
 /// Not in trsm_masked, which
 /// POSV's and GESV's solves share and which take their own one-column
 /// forms: a second set there would be compiled into every solver for
