@@ -329,11 +329,12 @@ inline constexpr int one_column_register_order =
 
 /// TRSM's one-column register form (trsm_one_column_registers_host) goes
 /// on to this order, past one_column_register_order, where A's row stride
-/// is the compile-time L. A column of 17..24 does not fit AVX-512's 32
-/// vector registers with A's operands, and GCC spills part of it, but the
-/// form still reads A a column after another, front to back, which the
-/// hardware prefetcher follows; the tile form reads 4 rows of every column
-/// to the left of a tile row, and lost to it with the batch out of cache.
+/// is the compile-time L. From about order 20 the column and A's operands
+/// do not fit AVX-512's 32 vector registers, and GCC spills part of the
+/// column, but the form still reads A a column after another, front to
+/// back, which the hardware prefetcher follows; the tile form reads 4 rows
+/// of every column to the left of a tile row, and lost to it with the
+/// batch out of cache.
 /// Measured (TRSM micro-driver, left lower non-unit, 10^4 problems, 2
 /// threads, double, medians of 101 calls, alternated runs, GFLOP/s, tile
 /// form -> this form), flushed: L = 8, n = 17 7.9 -> 11.2, 20 6.6-6.9 ->
