@@ -298,7 +298,9 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
   }
 }
 
-#if !IBLA_IMPL_DEVICE_PASS
+// The orders of the host register forms below are compiled in the device
+// pass too: the batch-level functors' prefetch distance names them
+// (one_column_prefetch_ahead, false there).
 /// Orders of the triangle up to this one are solved by trsm_registers_host
 /// (and GETRS by getrs_registers_host): each column of B in N registers,
 /// the same operations in the same order as the tiles below (same bits:
@@ -353,6 +355,7 @@ template <class RowStride>
 inline constexpr int trsm_one_column_register_order =
     std::is_same<RowStride, index_t>::value ? trsm_register_order : 24;
 
+#if !IBLA_IMPL_DEVICE_PASS
 /// The diagonal's reciprocals 1 / d of every lane of a block, inv[r][l],
 /// computed once by DiagonalReciprocalLane and shared by the columns of B.
 /// Recomputed per column they cost nrhs times the divisions: at nrhs = n
