@@ -131,6 +131,19 @@ void check_sizes(int n) {
       EXPECT_TRUE(tail_repeats_head(read_view(vB), 0, 2 * s.L, s.tail, left ? "trsm L" : "trsm R"));
     }
   }
+  {  // TRSM with five columns (a column of tiles and an edge one): on host
+     // the full blocks compute the diagonal's reciprocals once for all tiles
+     // (trsm_left), the tail per tile row; backward substitution.
+    const auto A = dominant_batch<T>(s, n, false, 23 + n);
+    HostBatch<T> B = random_batch<T>(s.batch, n, 5, 29 + n);
+    s.repeat_head(B);
+    auto vA = make_view<T, Layout>("A", s.batch, n, n);
+    auto vB = make_view<T, Layout>("B", s.batch, n, 5);
+    fill_view(vA, A);
+    fill_view(vB, B);
+    ibla::trsm(exec, Side::Left, Uplo::Upper, Op::N, Diag::NonUnit, T(0.5), vA, vB);
+    EXPECT_TRUE(tail_repeats_head(read_view(vB), 0, 2 * s.L, s.tail, "trsm L, 5 columns"));
+  }
   {  // POTRF (both triangles) and POSV.
     const auto A = dominant_batch<T>(s, n, true, 17 + n);
     for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {

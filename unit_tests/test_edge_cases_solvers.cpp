@@ -428,9 +428,11 @@ TYPED_TEST(EdgeSolvers, TrsmDenormalDiagonalMatchesNetlibDivision) {
   // n = 3: the host's register form for small triangles (trsm_registers_host);
   // n = 6: the tiles; n = 12 and 24 with one right-hand side: the one-column
   // register form on block-interleaved layouts
-  // (trsm_one_column_registers_host), which leaves such a block to the tiles.
+  // (trsm_one_column_registers_host), which leaves such a block to the tiles;
+  // nrhs = 5 at n = 6..24: the tiles with the block's reciprocals computed
+  // once (trsm_left), which leave such a block to reciprocals per tile row.
   for (int n : {3, 6, 12, 24})
-    for (int nrhs : {1, 3}) {
+    for (int nrhs : {1, 3, 5}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << " nrhs " << nrhs);
       const index_t batch = index_t(lanes_of<T, Layout>()) + 3;
       auto hA = random_batch<T>(batch, n, n, 4242);
