@@ -166,8 +166,10 @@ struct PotrfPanelLane {
 /// innermost loop of every statement of the update; the solve against the
 /// panel's triangle and the store are one lane loop, the tile in
 /// registers, in the same order (same bits). With a lane loop per
-/// statement there, GCC kept the accumulators on the stack after the
-/// update, as in TRSM's tiles (trsm_tile). Measured (ibla::potrf, 1 thread,
+/// statement there, GCC moved the accumulators through the stack after the
+/// update, as in TRSM's tiles (trsm_tile): the object code of
+/// potrf_below_tiles_operands_in_registers at L = 8 doubles had 32 vector
+/// stores to the stack, 16 in this form. Measured (ibla::potrf, 1 thread,
 /// 64 problems in cache, medians of 2001 calls, GFLOP/s): L = 8 doubles n =
 /// 8 5.9-6.0 -> 6.5-6.6, 16 16.5 -> 18.4-18.9, 24 26.5 -> 29.6, 32
 /// 30.6-31.8 -> 32.8-33.4; L = 16 doubles and floats 1.03-1.11x. 2 threads,
