@@ -358,6 +358,49 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_deferred_update_tile(const Member& member
   }
 }
 
+/// Rows k and rows[l] of each lane l exchanged in columns [begin, end) of
+/// a full host block: column by column (a column's row k is one cache line
+/// for all the lanes), each lane's two elements exchanged by scalar moves,
+/// the L lanes unrolled (a lane whose pivot is row k exchanges an element
+/// with itself). See getrf_lanes_host for the forms measured against it.
+template <int L, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void exchange_rows_host(const BA& A, const int k,
+                                                    const int (&rows)[L], const int begin,
+                                                    const int end) {
+  using T = std::remove_const_t<typename BA::value_type>;
+  for (int j = begin; j < end; ++j) {
+    IBLA_IMPL_UNROLL
+    for (int l = 0; l < L; ++l) {
+      const T u        = A(rows[l], j, l);
+      A(rows[l], j, l) = A(k, j, l);
+      A(k, j, l)       = u;
+    }
+  }
+}
+
+/// Blocks larger than this (m x n x L x sizeof(T) bytes, more than the L1
+/// data cache of the CPUs measured, 48 KiB) take a panel's interchanges in
+/// the columns right of the panel at the panel's end, each column tile's
+/// just before getrf_deferred_update_tile updates it, instead of at every
+/// step across all those columns. Each step's interchange walks rows k and
+/// the lanes' pivot rows through every column, lines that a block this
+/// large no longer keeps in L1 (at n = 32 and L = 8 doubles the 2 KB column
+/// stride puts all of a row's lines in two L1 sets); at the panel's end a
+/// tile's lines are read by its update right after. The same exchanges of
+/// the same values (those columns are not read during the panel's steps),
+/// so the same bits. Measured on an Intel Xeon with AVX-512 (GCC 12
+/// rocketlake tuning; 1-thread micro-driver, ibla::getrf on 64 random
+/// problems in cache, medians of 2001 calls, two runs each, GFLOP/s):
+/// L = 8 doubles n = 32 15.0, 15.1 -> 17.0, 16.9; L = 16 doubles n = 24
+/// 14.2, 14.3 -> 14.8, 14.7, 28 15.6, 15.7 -> 16.5, 16.2, 32 14.1, 14.1 ->
+/// 16.6, 16.1. Blocks that fit L1 ran at 0.94-0.97x this way (n = 13..16),
+/// and L = 8 n = 28 (49 KiB) at 0.98-1.0x. ibla_bench (random input, 10^4
+/// problems, 2 threads, binaries before and after alternated in 6 pairs,
+/// median of the pairs' ratios per L, flushed / warm): n = 32 GETRF L = 8
+/// 1.07x / 1.08x, L = 16 1.12x / 1.09x, GESV 1.10-1.11x; L = 16 n = 24 and
+/// 28 1.02-1.06x; L = 8 n = 28 0.97-1.02x.
+inline constexpr size_t getrf_exchange_with_update_bytes = 48 * 1024;
+
 /// Host form of getrf_lanes for a full block (lanes_c<L>): the same
 /// operations per lane in the same order (same bits), arranged so that GCC
 /// vectorises them. In getrf_lanes every lane loop that stores through the
@@ -401,6 +444,12 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
   Index status[L];
   for_each_lane(member, A.lanes, [&](const int l) { status[l] = 0; });
   bool swapped = false;
+  // The pivot rows of the panel's steps and whether a lane exchanged rows
+  // at each, for the interchanges deferred to the panel's end.
+  int panel_rows[getrf_panel_steps][L];
+  bool panel_swaps[getrf_panel_steps] = {};
+  const bool exchanges_with_update =
+      size_t(m) * size_t(n) * size_t(L) * sizeof(T) > getrf_exchange_with_update_bytes;
   prefetch.plan(steps);
   for (int k = 0; k < steps; ++k) {
     prefetch.step();
@@ -460,53 +509,51 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
           A(i, k, l)      = tiny[l] ? a / piv[l] : a * scale[l];
         }
     }
-    // Row interchange in the other columns: column by column (a column's
-    // row k is one cache line for all the lanes), each lane's two elements
-    // exchanged by scalar moves, the L lanes unrolled (a lane whose pivot is
-    // row k exchanges an element with itself). On AVX-512 Zen 4 (1-thread
-    // micro-driver, random input, n = 13..32) this ran 1.08-1.16x (L = 8)
-    // and 1.07-1.18x (L = 16) the form before it, which read the new row k
-    // through each lane's index (a gather, emulated with scalar loads and
-    // inserts) and stored the old row k back by a scalar loop over the
-    // lanes. Measured slower there: the lanes outer, skipping lanes whose
-    // pivot is row k (0.5x at n = 32: a 2 KB column stride sends a row's
-    // elements in every column to the same L1 sets); a runtime list of the
-    // lanes that swap (0.82-0.86x); AVX-512 gathers (-mtune=icelake-server
-    // emits them: no faster than the emulated ones). On AVX2 (Zen 3), for
-    // the gather form: selects over all rows k+1..m-1 of every column (no
-    // per-lane address at all) cost more at every n; selects over only the
-    // rows that are some lane's pivot, vector stores instead of the scalar
-    // ones (0.92-1.0x at n = 8, 0.70x at n = 16); the interchanges left of k
-    // deferred to the end and done as one gather per element through each
-    // lane's final row permutation (0.82-0.86x at n = 8 and 16); AVX2 gather
-    // instructions (0.95x at n = 8).
-    int pivot_row[L];
+    // Row interchange in the other columns (exchange_rows_host; right of a
+    // panel at its end in large blocks, getrf_exchange_with_update_bytes). On
+    // AVX-512 Zen 4 (1-thread micro-driver, random input, n = 13..32) this
+    // ran 1.08-1.16x (L = 8) and 1.07-1.18x (L = 16) the form before it,
+    // which read the new row k through each lane's index (a gather, emulated
+    // with scalar loads and inserts) and stored the old row k back by a
+    // scalar loop over the lanes. Measured slower there: the lanes outer,
+    // skipping lanes whose pivot is row k (0.5x at n = 32: a 2 KB column
+    // stride sends a row's elements in every column to the same L1 sets); a
+    // runtime list of the lanes that swap (0.82-0.86x); AVX-512 gathers
+    // (-mtune=icelake-server emits them: no faster than the emulated ones).
+    // On AVX2 (Zen 3), for the gather form: selects over all rows k+1..m-1 of
+    // every column (no per-lane address at all) cost more at every n; selects
+    // over only the rows that are some lane's pivot, vector stores instead of
+    // the scalar ones (0.92-1.0x at n = 8, 0.70x at n = 16); the interchanges
+    // left of k deferred to the end and done as one gather per element
+    // through each lane's final row permutation (0.82-0.86x at n = 8 and 16);
+    // AVX2 gather instructions (0.95x at n = 8). On an Intel Xeon with
+    // AVX-512 (same micro-driver, n = 13..32) the exchanges were half of this
+    // form's time (skipped: n = 16 10.4 -> 19.2 GFLOP/s, 32 14.7 -> 31.6),
+    // and no faster as one lane loop of AVX-512 gathers and scatters
+    // (1.01-1.08x), as a gather with scalar stores (0.96-0.99x), with the
+    // columns left of the panel exchanged at the end (1.00x; n = 32
+    // 1.05-1.09x) or gathered there through each lane's composed permutation
+    // (0.85-1.09x), or with the panel's columns exchanged by selects in its
+    // rank-1 update (0.98-1.02x).
+    constexpr int NB     = getrf_panel_steps;
+    const int k0         = k - k % NB;
+    const bool in_panel  = k0 + NB <= steps;
+    const int update_end = in_panel ? k0 + NB : n;
+    int(&pivot_row)[L]   = panel_rows[k - k0];
     for (int l = 0; l < L; ++l) pivot_row[l] = int(p[l]);
-    auto interchange = [&](const int begin, const int end) {
-      for (int j = begin; j < end; ++j) {
-        IBLA_IMPL_UNROLL
-        for (int l = 0; l < L; ++l) {
-          const T u             = A(pivot_row[l], j, l);
-          A(pivot_row[l], j, l) = A(k, j, l);
-          A(k, j, l)            = u;
-        }
-      }
-    };
     // Skipped when no lane of the block swaps (diagonally dominant blocks).
     Index swaps = 0;
     for (int l = 0; l < L; ++l) swaps |= Index(p[l] != Index(k));
     swapped |= swaps != 0;
+    panel_swaps[k - k0] = swaps != 0;
     if (swaps) {
-      interchange(0, k);
-      interchange(k + 1, n);
+      exchange_rows_host(A, k, pivot_row, 0, k);
+      exchange_rows_host(A, k, pivot_row, k + 1, exchanges_with_update ? update_end : n);
     }
     // Rank-1 update: in a full panel only of the panel's columns, the
     // columns right of it receive the panel's steps together at its end;
     // the last steps, fewer than a panel, update every trailing column.
-    constexpr int NB    = getrf_panel_steps;
-    const int k0        = k - k % NB;
-    const bool in_panel = k0 + NB <= steps;
-    getrf_swap_update<false, true>(member, k, k + 1, in_panel ? k0 + NB : n, A, ipiv);
+    getrf_swap_update<false, true>(member, k, k + 1, update_end, A, ipiv);
     if (in_panel && k == k0 + NB - 1) {
       // Tiles halved where a lane value takes two registers: the 4 x 4
       // tile and 4 x 4 rows of U of L = 16 doubles spilled (n = 12: 0.85x
@@ -515,6 +562,11 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
       constexpr int NC = host_tile_rows<T, L>(NR);
       for (int j0 = k0 + NB; j0 < n; j0 += NC) {
         const int nc = n - j0 < NC ? n - j0 : NC;
+        // The panel's interchanges in these columns, in step order, just
+        // before their update reads them (exchanges_with_update).
+        if (exchanges_with_update)
+          for (int s = 0; s < NB; ++s)
+            if (panel_swaps[s]) exchange_rows_host(A, k0 + s, panel_rows[s], j0, j0 + nc);
         detail::static_switch<NC>(nc, [&](auto cols) {
           getrf_deferred_update_tile<NB, MR, decltype(cols)::value>(member, k0, j0, A);
         });
