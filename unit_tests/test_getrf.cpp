@@ -125,9 +125,12 @@ TYPED_TEST(Getrf, OneInterchangeInDominantBlocks) {
   // block is factored first. That pass must hand the block to the forms
   // with interchanges whichever of its lane loops (getrf_crout_part_end)
   // column j falls in, although the later columns of the lane pass its
-  // check.
+  // check. Past that pass's orders (n = 20, 32) the general form
+  // (getrf_lanes_host) only checks, after a step without interchanges,
+  // whether a row beats the diagonal: it must take the search at step j
+  // and the check again from the step after it.
   const index_t batch = lanes_of<T, Layout>();
-  for (int n : {2, 5, 8, 12, 13, 16})
+  for (int n : {2, 5, 8, 12, 13, 16, 20, 32})
     for (int j = 0; j + 1 < n; ++j) {
       SCOPED_TRACE(::testing::Message() << "n " << n << " step " << j);
       const std::uint64_t seed = std::uint64_t(300 + 40 * n + j);
@@ -240,8 +243,10 @@ TYPED_TEST(Getrf, ZeroPivotsInDiagonallyDominantBlocks) {
   // meets a zero pivot there (info = its step + 1, no interchange, no
   // scaling) and goes on. The host's pass without interchanges
   // (getrf_crout_host) hands such blocks to the forms with them, which must
-  // give LAPACK's info and pivots; the other lanes of the block too.
-  for (int n : {1, 2, 3, 4, 5, 6, 8, 12, 16}) {
+  // give LAPACK's info and pivots; the other lanes of the block too. At n
+  // = 20 and 32 the general form meets the zero pivot after steps without
+  // interchanges (no row beats a zero diagonal there).
+  for (int n : {1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 32}) {
     const index_t batch = 3 * lanes_of<T, Layout>() + 2;
     auto hA = diagonally_dominant_batch<T>(batch, n, std::uint64_t(900 + n));
     for (index_t b = 0; b < batch; b += 3)
@@ -267,9 +272,11 @@ TYPED_TEST(Getrf, NonFiniteInputPropagatesAsInLapack) {
   // small orders (getrf_registers_host), n = 6 too where the host has 32
   // vector registers, the general one with 16. On diagonally dominant input
   // the host first tries the pass without interchanges (getrf_crout_host),
-  // which hands a block with a NaN to the forms with them.
+  // which hands a block with a NaN to the forms with them; at n = 20 the
+  // general form checks each column for a row beating the diagonal, where
+  // a NaN beats nothing and nothing beats a NaN diagonal.
   for (const bool dominant : {false, true})
-  for (int n : {3, 6}) {
+  for (int n : {3, 6, 20}) {
     const index_t batch = lanes_of<T, Layout>() + 3;
     auto hA = dominant ? diagonally_dominant_batch<T>(batch, n, std::uint64_t(70 + n))
                        : forced_swap_batch<T>(batch, n, n, 77);
