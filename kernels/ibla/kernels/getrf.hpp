@@ -474,8 +474,9 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
     // piv already say row k; else the search. 1-thread micro-driver, 64
     // diagonally dominant problems in cache, medians of 2001 calls, Intel
     // Xeon with AVX-512: L = 8 / 16 doubles n = 17 1.07-1.12x / 1.09-1.14x,
-    // 24 1.06-1.08x / 1.05-1.07x, 32 1.09-1.10x / 1.03-1.07x; random input
-    // (the check runs only after a step without interchanges) 0.98-1.01x.
+    // 24 1.06-1.08x / 1.05-1.07x, 32 1.09-1.10x / 1.03-1.07x; L = 16 floats
+    // 1.07x, 1.08x, 1.13-1.15x; random input (the check runs only after a
+    // step without interchanges) 0.98-1.01x. ibla_bench: see the README.
     bool diagonal = false;
     if (diagonal_before) {
       Index beaten[L];
