@@ -6,7 +6,8 @@
 //  - one untimed run (first touch, JIT), then `reps` timed repetitions in two
 //    modes: "flushed" (inputs restored, then every cache line of every
 //    operand the run touches evicted with clflushopt) and "warm" (inputs
-//    restored, nothing evicted: the batch sits in the cache that holds it);
+//    restored, nothing evicted, after one untimed restore and run: the
+//    batch sits in the cache that holds it);
 //  - the implementations of a case take turns, one repetition each (see
 //    measure_interleaved), so that a drift of the machine's speed falls on
 //    all of them alike;
@@ -444,6 +445,17 @@ std::vector<Measurement> measure_interleaved(const std::vector<Impl<T>*>& impls,
       for (std::size_t i = 0; i < np; ++i) {
         const std::size_t j = (std::size_t(r) + i) % np;
         Impl<T>& impl       = *impls[present[j]];
+        if (mode == 1) {
+          // Warm: one untimed pass first. Restored once, after the other
+          // implementations' passes over their own copies, a batch of 10^4
+          // problems of order 32 (two copies of 82 MB, and as much for each
+          // other implementation) was not held by this L3 (an Intel VM
+          // reporting 480 MiB): a GETRF micro-driver with a second batch
+          // factored between its calls ran at 32-33 GFLOP/s against 42-43
+          // without; with this pass before each timed call, 37-39.
+          impl.restore();
+          impl.run();
+        }
         impl.restore();
         if (mode == 0) flush_spans(spans[present[j]]);
         const double t0 = now();
