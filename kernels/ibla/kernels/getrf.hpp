@@ -645,6 +645,18 @@ inline constexpr bool getrf_tests_pivot = J + 1 < N || getrf_tests_last_pivot<T,
 /// random 1.45-1.54x; n = 6 random 1.31-1.35x; n = 7, 8 0.38-0.86x (spills).
 inline constexpr int getrf_register_order = host_has_wide_register_file ? 6 : 4;
 
+/// Blocks of the one-lane-loop host forms (getrf_registers_host,
+/// getrf_crout_host, getrf_crout_pivoted_host) up to this size request the
+/// next block's lines before their lane loops; larger ones after them (see
+/// getrf_crout_host). At n = 2, 3, 4 with L = 8 doubles (0.5, 0.6 and 1 KB)
+/// after ran at 0.83-0.90x, 0.88-0.96x and 0.94-0.99x of before in L3
+/// (diagonally dominant; flushed 0.95-0.98x; random input alike).
+inline constexpr size_t getrf_prefetch_first_bytes = 1024;
+
+template <int N, int L, class T>
+inline constexpr bool getrf_prefetch_first =
+    size_t(N) * size_t(N) * size_t(L) * sizeof(T) <= getrf_prefetch_first_bytes;
+
 /// Step K and the following ones of getrf_registers_host, for one lane whose
 /// N x N matrix is in a: the same operations, in the same order, as
 /// getrf_pivot_column and getrf_swap_update (same bits), with the row
@@ -772,14 +784,24 @@ template <int N, int L, class Member, class BA, class BP, class BI>
 KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BI& info,
                                                       BlockPrefetch& prefetch) {
+  using T     = std::remove_const_t<typename BA::value_type>;
+  using Index = lane_index_t<T>;
   // One lane loop reads the whole block, so the next block's lines are all
-  // requested before it. Without this the register form at n = 5, 6 was
-  // 1.41-1.70x getrf_lanes_host warm but 0.46-1.11x flushed.
-  prefetch.plan(1);
-  prefetch.step();
-  using Index = lane_index_t<std::remove_const_t<typename BA::value_type>>;
+  // requested at once, after it where the block is larger than
+  // getrf_prefetch_first_bytes (see getrf_crout_host). Without any request
+  // the register form at n = 5, 6 was 1.41-1.70x getrf_lanes_host warm but
+  // 0.46-1.11x flushed.
+  constexpr bool first = getrf_prefetch_first<N, L, T>;
+  if constexpr (first) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
   Index flags[L];
   for_each_lane(member, A.lanes, GetrfRegisterLane<N, L, BA, BP, BI>{A, ipiv, info, flags});
+  if constexpr (!first) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
   Index swapped = 0;
   for (int l = 0; l < L; ++l) swapped |= flags[l] & 2;
   // Lanes with a pivot below sfmin: one at a time from their untouched input.
@@ -1030,13 +1052,31 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
   using BA     = std::remove_const_t<decltype(A)>;
   using T      = std::remove_const_t<typename BA::value_type>;
   using Index  = lane_index_t<T>;
-  // One lane loop reads the whole block front to back (see
-  // getrf_registers_host).
-  prefetch.plan(1);
-  prefetch.step();
+  constexpr bool first = getrf_prefetch_first<N, L, T>;
+  if constexpr (first) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
   T W[N][N][L];
   Index flags[L];
   getrf_crout_parts<0>(member, A, W, flags);
+  // The next block's lines, all at once after this block's lane loops
+  // (which read it front to back), but in blocks of at most
+  // getrf_prefetch_first_bytes: requested before them, the requests
+  // held the line-fill buffers that this block's own loads wait for, a
+  // wait as long as the next block's lines take to come. GETRF
+  // micro-driver, 10^4 problems, 2 threads, L = 8 doubles, medians of 101
+  // calls, GFLOP/s, requested before -> after (-> none), on an Intel Xeon
+  // VM with AVX-512: diagonally dominant, flushed n = 6 8.2-8.8 -> 9.0-9.1
+  // (7.5-7.7), 8 13.2-13.4 -> 14.1-14.7 (11.8-11.9), 12 16.9-18.0 ->
+  // 19.8-20.8 (16.0-17.1), 16 20.7-21.4 -> 23.5-24.3 (19.8); in L3 n = 6
+  // 15.8 -> 17.7-17.9 (16.6), 8 21.6-21.7 -> 26.0-26.4 (26.4-26.8), 12
+  // 28.0-29.9 -> 36.5-36.7 (43.3-43.6), 16 34.7-35.6 -> 39.1-40.7
+  // (54.8-55.6). getrf_crout_pivoted_host and getrf_registers_host alike.
+  if constexpr (!first) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
   Index any = 0;
   for (int l = 0; l < L; ++l) any |= flags[l];
   if (any) {
@@ -1278,8 +1318,11 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
                                                       BlockPrefetch& prefetch, bool& swapped) {
   using T     = std::remove_const_t<typename BA::value_type>;
   using Index = lane_index_t<T>;
-  prefetch.plan(1);
-  prefetch.step();
+  constexpr bool first = getrf_prefetch_first<N, L, T>;
+  if constexpr (first) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
   T W[N][N][L];
   Index P[N][L];
   T status[L];
@@ -1288,6 +1331,14 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
   // random input, L = 4 doubles, n = 6, 7 1.08x, 1.16x.
   const auto Af = fixed_order_block<N>(A);
   getrf_crout_pivoted_parts<0>(member, Af, W, P, status, tiny);
+  // The next block's lines after the lane loops, as in getrf_crout_host:
+  // random input, same micro-driver, before -> after, flushed n = 7 7.2 ->
+  // 9.0, 9 8.1-8.2 -> 10.8-10.9, 12 9.1-9.3 -> 12.7-13.1; in L3 n = 7 9.6
+  // -> 11.7-11.8, 9 10.7-10.8 -> 13.7-16.2, 12 11.4-12.6 -> 14.7-14.9.
+  if constexpr (!first) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
   Index any_tiny = 0;
   for (int l = 0; l < L; ++l) any_tiny |= tiny[l];
   if (any_tiny) return false;
