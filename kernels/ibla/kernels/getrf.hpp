@@ -657,6 +657,18 @@ template <int N, int L, class T>
 inline constexpr bool getrf_prefetch_first =
     size_t(N) * size_t(N) * size_t(L) * sizeof(T) <= getrf_prefetch_first_bytes;
 
+/// The request of the next block by those forms for an N x N block of L
+/// lanes of T: called with Before true ahead of the lane loops and false
+/// after them, it requests the block at the one of the two places that
+/// getrf_prefetch_first says.
+template <bool Before, int N, int L, class T>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_request_next_block(BlockPrefetch& prefetch) {
+  if constexpr (Before == getrf_prefetch_first<N, L, T>) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
+}
+
 /// Step K and the following ones of getrf_registers_host, for one lane whose
 /// N x N matrix is in a: the same operations, in the same order, as
 /// getrf_pivot_column and getrf_swap_update (same bits), with the row
@@ -791,17 +803,10 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, cons
   // getrf_prefetch_first_bytes (see getrf_crout_host). Without any request
   // the register form at n = 5, 6 was 1.41-1.70x getrf_lanes_host warm but
   // 0.46-1.11x flushed.
-  constexpr bool first = getrf_prefetch_first<N, L, T>;
-  if constexpr (first) {
-    prefetch.plan(1);
-    prefetch.step();
-  }
+  getrf_request_next_block<true, N, L, T>(prefetch);
   Index flags[L];
   for_each_lane(member, A.lanes, GetrfRegisterLane<N, L, BA, BP, BI>{A, ipiv, info, flags});
-  if constexpr (!first) {
-    prefetch.plan(1);
-    prefetch.step();
-  }
+  getrf_request_next_block<false, N, L, T>(prefetch);
   Index swapped = 0;
   for (int l = 0; l < L; ++l) swapped |= flags[l] & 2;
   // Lanes with a pivot below sfmin: one at a time from their untouched input.
@@ -1052,11 +1057,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
   using BA     = std::remove_const_t<decltype(A)>;
   using T      = std::remove_const_t<typename BA::value_type>;
   using Index  = lane_index_t<T>;
-  constexpr bool first = getrf_prefetch_first<N, L, T>;
-  if constexpr (first) {
-    prefetch.plan(1);
-    prefetch.step();
-  }
+  getrf_request_next_block<true, N, L, T>(prefetch);
   T W[N][N][L];
   Index flags[L];
   getrf_crout_parts<0>(member, A, W, flags);
@@ -1073,10 +1074,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
   // 15.8 -> 17.7-17.9 (16.6), 8 21.6-21.7 -> 26.0-26.4 (26.4-26.8), 12
   // 28.0-29.9 -> 36.5-36.7 (43.3-43.6), 16 34.7-35.6 -> 39.1-40.7
   // (54.8-55.6). getrf_crout_pivoted_host and getrf_registers_host alike.
-  if constexpr (!first) {
-    prefetch.plan(1);
-    prefetch.step();
-  }
+  getrf_request_next_block<false, N, L, T>(prefetch);
   Index any = 0;
   for (int l = 0; l < L; ++l) any |= flags[l];
   if (any) {
@@ -1318,11 +1316,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
                                                       BlockPrefetch& prefetch, bool& swapped) {
   using T     = std::remove_const_t<typename BA::value_type>;
   using Index = lane_index_t<T>;
-  constexpr bool first = getrf_prefetch_first<N, L, T>;
-  if constexpr (first) {
-    prefetch.plan(1);
-    prefetch.step();
-  }
+  getrf_request_next_block<true, N, L, T>(prefetch);
   T W[N][N][L];
   Index P[N][L];
   T status[L];
@@ -1335,10 +1329,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
   // random input, same micro-driver, before -> after, flushed n = 7 7.2 ->
   // 9.0, 9 8.1-8.2 -> 10.8-10.9, 12 9.1-9.3 -> 12.7-13.1; in L3 n = 7 9.6
   // -> 11.7-11.8, 9 10.7-10.8 -> 13.7-16.2, 12 11.4-12.6 -> 14.7-14.9.
-  if constexpr (!first) {
-    prefetch.plan(1);
-    prefetch.step();
-  }
+  getrf_request_next_block<false, N, L, T>(prefetch);
   Index any_tiny = 0;
   for (int l = 0; l < L; ++l) any_tiny |= tiny[l];
   if (any_tiny) return false;
