@@ -573,8 +573,14 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
   bool diagonal_before = diagonal_expected;
   constexpr int NB = getrf_panel_steps;
   // Steps k0 .. k0 + NB - 1 of a full panel done: the columns right of it
-  // receive them, tile by tile.
-  auto update_right_of_panel = [&](const int k0) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+  // receive them, tile by tile. `steps_due`: prefetch steps still to take,
+  // one before each tile and the rest after the last (after the one-pass
+  // panel, its steps: taken at once before the tiles they held the
+  // line-fill buffers; spread, GETRF micro-driver as at
+  // getrf_panel_without_interchanges, L = 8: in L3 n = 20 1.04-1.09x, 24
+  // 1.01-1.02x, 32 0.99-1.02x; flushed n = 20 1.02-1.05x, 24 0.97-0.98x,
+  // 28 0.96-1.03x, 32 1.03-1.06x).
+  auto update_right_of_panel = [&](const int k0, int steps_due) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
     // Tiles halved where a lane value takes two registers: the 4 x 4
     // tile and 4 x 4 rows of U of L = 16 doubles spilled (n = 12: 0.85x
     // the rank-1 updates, ibla_bench).
@@ -587,10 +593,15 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
       if (exchanges_with_update)
         for (int s = 0; s < NB; ++s)
           if (panel_swaps[s]) exchange_rows_host(A, k0 + s, panel_rows[s], j0, j0 + nc);
+      if (steps_due > 0) {
+        prefetch.step();
+        --steps_due;
+      }
       detail::static_switch<NC>(nc, [&](auto cols) {
         getrf_deferred_update_tile<NB, MR, decltype(cols)::value>(member, k0, j0, A);
       });
     }
+    for (; steps_due > 0; --steps_due) prefetch.step();
   };
   T panel_copy[NB][getrf_panel_copy_rows][L];
   prefetch.plan(steps);
@@ -604,8 +615,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
         for_each_lane(member, A.lanes, [&](const int l) { ipiv(k + s, 0, l) = k + s + 1; });
         panel_swaps[s] = false;
       }
-      for (int s = 1; s < NB; ++s) prefetch.step();
-      update_right_of_panel(k);
+      update_right_of_panel(k, NB - 1);
       k += NB - 1;
       continue;
     }
@@ -737,7 +747,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
     // columns right of it receive the panel's steps together at its end;
     // the last steps, fewer than a panel, update every trailing column.
     getrf_swap_update<false, true>(member, k, k + 1, update_end, A, ipiv);
-    if (in_panel && k == k0 + NB - 1) update_right_of_panel(k0);
+    if (in_panel && k == k0 + NB - 1) update_right_of_panel(k0, 0);
   }
   for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
   return swapped;
