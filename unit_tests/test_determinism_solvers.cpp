@@ -210,7 +210,7 @@ TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
   using Layout = typename TypeParam::layout_type;
   // 12 and 15 (nrhs = n % 3 + 1 = 1): the one-column register forms of TRSM
   // (Side::Left), GETRS and POTRS past trsm_register_order on the full
-  // blocks, the tile form on the tail; 21: TRSM's past
+  // blocks, the tile form on the tail; 21: TRSM's and GETRS's past
   // one_column_register_order.
   for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 15, 16, 21, 32}) check_sizes<T, Layout>(n);
 }

@@ -352,9 +352,10 @@ TYPED_TEST(Gesv, GetrsDividesByATinyDiagonalLikeLapack) {
   // is 5 (c + 1) exactly, where a multiply by 1 / U(k, k) gives Inf.
   const T tiny = std::numeric_limits<T>::denorm_min() * T(48);
   const T eps  = std::numeric_limits<T>::epsilon();
-  // One right-hand side too: GETRS's register form takes orders up to 16
-  // for it (getrs_register_order), two up to trsm_register_order.
-  for (int n : {1, 2, 3, 4, 6, 10, 12, 13, 16})
+  // One right-hand side too: GETRS's register form takes orders up to 24
+  // for it on block-interleaved layouts (getrs_register_order), two up to
+  // trsm_register_order.
+  for (int n : {1, 2, 3, 4, 6, 10, 12, 13, 16, 17, 20, 24})
   for (int nrhs : {1, 2}) {
     const index_t batch = 2 * lanes_of<T, Layout>() + 3;
     auto lu = random_batch<T>(batch, n, n, std::uint64_t(700 + n));

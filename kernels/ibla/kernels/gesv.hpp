@@ -286,8 +286,21 @@ IBLA_IMPL_HOST_NOINLINE void getrs_registers_host_skipping_swaps(const Member& m
 /// (n = 20 37 -> 19-25, 24 51 -> 33-34), but the compile time grows with
 /// the square of the order: up to 16 the tests' native solver instance
 /// unit compiled 19 CPU-s longer (89 -> 108 s at -O1, side by side).
+/// Raised from 16 to 24 (TRSM's one-column order,
+/// trsm_one_column_register_order) once GETRF's general form had got
+/// faster on diagonally dominant input (getrf_panel_without_interchanges):
+/// the tile form's solves were then twice Kokkos Kernels' two triangular
+/// solves at n = 20 (GESV micro-driver, 10^4 problems, 2 threads, L = 8
+/// doubles, in L3: about 150 us of 1400 against 70), and GESV was behind
+/// it there. GESV micro-driver (medians of 201 calls, alternated, same
+/// checksums, Intel Xeon VM with AVX-512, GFLOP/s, build 16 -> build 24),
+/// diagonally dominant, in L3: n = 17 38.1-38.3 -> 41.8-42.5, 20 40.2-41.1
+/// -> 43.9-44.7, 24 43.0-45.8 -> 47.8-48.0; flushed n = 17 23.2-23.4 ->
+/// 24.7-24.9, 20 28.5 -> 29.4-29.8, 24 28.8-29.0 -> 29.5-30.4; random input
+/// n = 20 1.01-1.04x, 24 0.98-1.01x. Compile cost: the tests' native solver
+/// instance unit 86 -> 123 CPU-s (-O1, side by side).
 template <class RowStride>
-inline constexpr int getrs_register_order = one_column_register_order<RowStride>;
+inline constexpr int getrs_register_order = trsm_one_column_register_order<RowStride>;
 #endif
 
 template <bool Forward, class Member, class BB, class BP, class Keep>
