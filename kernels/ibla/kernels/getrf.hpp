@@ -406,6 +406,21 @@ inline constexpr size_t getrf_exchange_with_update_bytes = 48 * 1024;
 /// need one) is an array of this many rows.
 inline constexpr int getrf_panel_copy_rows = 32;
 
+/// Rows i0 .. i0 + R - 1 of the panel's columns k0 .. k0 + NB - 1 of lane l
+/// into `rows`, and into the panel's copy (getrf_panel_without_interchanges).
+template <int R, int NB, int L, class BA, class T>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_panel_load_rows(const BA& A, const int i0, const int k0,
+                                                       const int l, T (&rows)[R][NB],
+                                                       T (&copy)[NB][getrf_panel_copy_rows][L]) {
+  IBLA_IMPL_UNROLL
+  for (int t = 0; t < R; ++t)
+    IBLA_IMPL_UNROLL
+    for (int c = 0; c < NB; ++c) {
+      rows[t][c]              = A(i0 + t, k0 + c, l);
+      copy[c][i0 + t - k0][l] = rows[t][c];
+    }
+}
+
 /// Steps [k0, k0 + NB) of getrf_lanes_host as one pass over the panel's
 /// columns, for a block whose steps so far swapped no row: every row of the
 /// panel is loaded once, takes the steps' updates in registers, is checked
@@ -440,13 +455,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_panel_without_interchanges(
   Index fails[L];
   for_each_lane(member, A.lanes, [&](const int l) {
     T d[NB][NB];
-    IBLA_IMPL_UNROLL
-    for (int r = 0; r < NB; ++r)
-      IBLA_IMPL_UNROLL
-      for (int c = 0; c < NB; ++c) {
-        d[r][c]       = A(k0 + r, k0 + c, l);
-        copy[c][r][l] = d[r][c];
-      }
+    getrf_panel_load_rows(A, k0, k0, l, d, copy);
     Index fail = 0;
     IBLA_IMPL_UNROLL
     for (int k = 0; k < NB; ++k) {
@@ -478,13 +487,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_panel_without_interchanges(
       constexpr int R = decltype(rows)::value;
       for_each_lane(member, A.lanes, [&](const int l) {
         T a[R][NB];
-        IBLA_IMPL_UNROLL
-        for (int t = 0; t < R; ++t)
-          IBLA_IMPL_UNROLL
-          for (int c = 0; c < NB; ++c) {
-            a[t][c]                 = A(i0 + t, k0 + c, l);
-            copy[c][i0 + t - k0][l] = a[t][c];
-          }
+        getrf_panel_load_rows(A, i0, k0, l, a, copy);
         Index fail = fails[l];
         IBLA_IMPL_UNROLL
         for (int k = 0; k < NB; ++k) {
