@@ -44,8 +44,8 @@ using f_stride = Config<float, LayoutStrideColMajor>;
 // block-interleaved: f_block16), for builds where each one costs far more:
 // sm_90 SASS of the suite takes hours on 2 cores (ptxas 10-30 min a unit).
 #if defined(IBLA_TEST_SWEEP_SUBSET)
-#define IBLA_TEST_SWEEP_CONFIGS(X, SEP) X(d_stride) SEP X(f_block16)
-#define IBLA_TEST_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_stride) SEP X(f_block16)
+#define IBLA_TEST_SWEEP_CONFIGS(X, SEP) X(f_block16) SEP X(d_stride)
+#define IBLA_TEST_SOLVER_SWEEP_CONFIGS(X, SEP) X(f_block16) SEP X(d_stride)
 #else
 #define IBLA_TEST_SWEEP_CONFIGS(X, SEP)                                                        \
   X(d_block8) SEP X(f_block16) SEP X(d_block5) SEP X(f_block8) SEP X(f_interl) SEP X(d_left) \
