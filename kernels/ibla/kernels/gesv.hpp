@@ -154,7 +154,9 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_host(const Member& member, cons
 /// where !Swaps, for blocks whose pivots swap nothing), then solved with L
 /// (unit) and U by trsm_left's register steps (as the two trsm_left calls
 /// of getrs_masked: same operations, same order, same bits).
-/// Two passes as in TrsmRegisterLane: the first multiplies by 1 / U(r, r)
+/// Up to trsm_register_order, two passes as in TrsmRegisterLane (past it,
+/// the shared reciprocals of getrs_registers_host, one pass): the first
+/// multiplies by 1 / U(r, r)
 /// and stores only lanes where that does not overflow (U(r, r) then is a
 /// pivot below sfmin), flagging the others in redo; the second, run only
 /// when a lane of the block was flagged, divides there as trsm does and
@@ -193,8 +195,22 @@ struct GetrsRegisterLane {
 /// 1.4-2.1x at n = 4 on random input.
 /// Swaps: the interchanges of ipiv (lane_wide_pivots), else none (a block
 /// whose pivots are all k + 1).
+/// Past trsm_register_order (one right-hand side, see getrs_register_order)
+/// the reciprocals of U's diagonal are computed first, as
+/// trsm_one_column_registers_host does, and a block where one of them
+/// overflows is left untouched (false returned) to the tile form, which
+/// divides there. The two-pass form that those orders took before (a
+/// second unrolled lane loop that divides, run only for such a block)
+/// doubled their code (GETRS's orders 9..24 were 2.8 of the 6.4 MB of
+/// the tests' triangular solve unit; 1.6 MB now, and the unit compiles in
+/// 164 s instead of 230 at -O1, side by side). Batch-level GETRS (micro-
+/// driver, Op::N, one right-hand side, 10^4 problems, 2 threads, medians of
+/// 41 calls and of 3 alternated runs, same checksums), two-pass -> this:
+/// L = 8 doubles 0.96-1.12x at n = 10, 13, 16, 20, 24 (random or
+/// diagonally dominant, flushed or in L3; 0.96 at n = 20 diagonally
+/// dominant in L3 only), L = 16 floats 1.01-1.12x.
 template <int N, bool Swaps, int L, class Member, class BA, class BP, class BB, class Keep>
-KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, const BA& A,
+KOKKOS_FORCEINLINE_FUNCTION bool getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
                                                       const Keep& keep, BlockPrefetch& prefetch) {
   using T     = std::remove_const_t<typename BB::value_type>;
@@ -215,16 +231,20 @@ KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, cons
                                                                         redo, j, reciprocals};
   };
   if constexpr (N > trsm_register_order) {
-    // One column only (see getrs_register_order): no instance of the form
-    // that shares the reciprocals between columns.
-    register_columns_two_pass<L, Index>(
-        member, B.lanes, B.cols, prefetch, [&](auto divide, Index* redo, const int j) {
-          return lane(divide, redo, j, OwnReciprocals{});
-        });
+    // One column only (see getrs_register_order).
+    T inv[N][L];
+    Index overflows[L] = {};
+    if (diagonal_reciprocals_overflow(member, B.lanes, /*unit=*/false, Af, inv, overflows))
+      return false;
+    prefetch.plan(1);
+    prefetch.step();
+    for_each_lane(member, B.lanes,
+                  lane(std::false_type{}, overflows, 0, SharedReciprocals<N, L, T>{inv}));
   } else {
     register_columns_sharing_reciprocals<N, L, T, Index>(member, B.lanes, B.cols, prefetch,
                                                          /*unit=*/false, Af, lane);
   }
+  return true;
 }
 
 /// getrs_registers_host, without the interchanges for a block whose pivots
@@ -244,15 +264,13 @@ KOKKOS_FORCEINLINE_FUNCTION void getrs_registers_host(const Member& member, cons
 /// n <= 2, whose one interchange costs less than the check (0.93x at L =
 /// 8).
 template <int N, int L, class Member, class BA, class BP, class BB, class Keep>
-IBLA_IMPL_HOST_NOINLINE void getrs_registers_host_skipping_swaps(const Member& member,
+IBLA_IMPL_HOST_NOINLINE bool getrs_registers_host_skipping_swaps(const Member& member,
                                                                  const BA& A, const BP& ipiv,
                                                                  const BB& B, const Keep& keep,
                                                                  BlockPrefetch& prefetch) {
-  if (!getrf_last_block_swapped() && !block_swaps_rows<N>(member, B.lanes, ipiv)) {
-    getrs_registers_host<N, false, L>(member, A, ipiv, B, keep, prefetch);
-  } else {
-    getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);
-  }
+  if (!getrf_last_block_swapped() && !block_swaps_rows<N>(member, B.lanes, ipiv))
+    return getrs_registers_host<N, false, L>(member, A, ipiv, B, keep, prefetch);
+  return getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);
 }
 
 /// Orders up to this one of GETRS (Op::N) take getrs_registers_host on
@@ -353,16 +371,17 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
       constexpr int register_order = getrs_register_order<typename BA::row_stride>;
       if (A.rows <= (B.cols == 1 ? register_order : trsm_register_order) &&
           detail::host_order_compiled(A.rows)) {
+        bool solved = false;  // false: a reciprocal of U's diagonal overflows
         detail::static_switch<register_order>(A.rows, [&](auto order) {
           constexpr int N = decltype(order)::value;
           if constexpr (!detail::host_order_specialised<N>) {
           } else if constexpr (N >= 3) {
-            getrs_registers_host_skipping_swaps<N, L>(member, A, ipiv, B, keep, prefetch);
+            solved = getrs_registers_host_skipping_swaps<N, L>(member, A, ipiv, B, keep, prefetch);
           } else {
-            getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);
+            solved = getrs_registers_host<N, true, L>(member, A, ipiv, B, keep, prefetch);
           }
         });
-        return;
+        if (solved) return;
       }
     }
 #endif
