@@ -155,12 +155,12 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_host(const Member& member, cons
 /// (unit) and U by trsm_left's register steps (as the two trsm_left calls
 /// of getrs_masked: same operations, same order, same bits).
 /// Up to trsm_register_order, two passes as in TrsmRegisterLane (past it,
-/// the shared reciprocals of getrs_registers_host, one pass): the first
-/// multiplies by 1 / U(r, r)
-/// and stores only lanes where that does not overflow (U(r, r) then is a
-/// pivot below sfmin), flagging the others in redo; the second, run only
-/// when a lane of the block was flagged, divides there as trsm does and
-/// stores the flagged lanes only (their B is still the input).
+/// one pass with the shared reciprocals, see getrs_registers_host): the
+/// first multiplies by 1 / U(r, r) and stores only lanes where that does
+/// not overflow (U(r, r) then is a pivot below sfmin), flagging the others
+/// in redo; the second, run only when a lane of the block was flagged,
+/// divides there as trsm does and stores the flagged lanes only (their B
+/// is still the input).
 template <int N, bool Divide, bool Swaps, class BA, class BP, class BB, class Keep,
           class Reciprocals = OwnReciprocals>
 struct GetrsRegisterLane {
