@@ -153,36 +153,26 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_host(const Member& member, cons
 /// Lane l of getrs_registers_host: column j of B swapped (as laswp; not
 /// where !Swaps, for blocks whose pivots swap nothing), then solved with L
 /// (unit) and U by trsm_left's register steps (as the two trsm_left calls
-/// of getrs_masked: same operations, same order, same bits).
-/// Up to trsm_register_order, two passes as in TrsmRegisterLane (past it,
-/// one pass with the shared reciprocals, see getrs_registers_host): the
-/// first multiplies by 1 / U(r, r) and stores only lanes where that does
-/// not overflow (U(r, r) then is a pivot below sfmin), flagging the others
-/// in redo; the second, run only when a lane of the block was flagged,
-/// divides there as trsm does and stores the flagged lanes only (their B
-/// is still the input).
-template <int N, bool Divide, bool Swaps, class BA, class BP, class BB, class Keep,
-          class Reciprocals = OwnReciprocals>
+/// of getrs_masked: same operations, same order, same bits), with the
+/// shared reciprocals of U's diagonal.
+template <int N, bool Swaps, int L, class BA, class BP, class BB, class Keep>
 struct GetrsRegisterLane {
-  using T     = std::remove_const_t<typename BB::value_type>;
-  using Index = lane_index_t<T>;
+  using T = std::remove_const_t<typename BB::value_type>;
   const BA& A;
   const BP& ipiv;
   const BB& B;
   const Keep& keep;
-  Index* redo;
   int j;
-  Reciprocals shared;  // U's diagonal (see SharedReciprocals)
+  SharedReciprocals<N, L, T> shared;  // U's diagonal
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T b[N];
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) b[i] = B(i, j, l);
     const bool solve = keep(l);
     if constexpr (Swaps) laswp_registers_lane<N, true>(b, ipiv, l, solve);
-    Index overflow = 0;
-    trsm_register_steps<0, true, Divide>(b, A, l, /*unit=*/true, overflow);
-    trsm_register_steps<0, false, Divide>(b, A, l, /*unit=*/false, overflow, shared);
-    store_register_column<Divide>(b, B, j, l, solve, overflow, redo);
+    trsm_register_steps<0, true>(b, A, l, UnitDiagonal{});
+    trsm_register_steps<0, false>(b, A, l, shared);
+    store_register_column(b, B, j, l, solve);
   }
 };
 
@@ -195,26 +185,25 @@ struct GetrsRegisterLane {
 /// 1.4-2.1x at n = 4 on random input.
 /// Swaps: the interchanges of ipiv (lane_wide_pivots), else none (a block
 /// whose pivots are all k + 1).
-/// Past trsm_register_order (one right-hand side, see getrs_register_order)
-/// the reciprocals of U's diagonal are computed first, as
-/// trsm_one_column_registers_host does, and a block where one of them
+/// The reciprocals of U's diagonal are computed first (see
+/// register_columns_sharing_reciprocals), and a block where one of them
 /// overflows is left untouched (false returned) to the tile form, which
-/// divides there. The two-pass form that those orders took before (a
-/// second unrolled lane loop that divides, run only for such a block)
-/// doubled their code (GETRS's orders 9..24 were 2.8 of the 6.4 MB of
-/// the tests' triangular solve unit; 1.6 MB now, and the unit compiles in
-/// 164 s instead of 230 at -O1, side by side). Batch-level GETRS (micro-
-/// driver, Op::N, one right-hand side, 10^4 problems, 2 threads, medians of
-/// 41 calls and of 3 alternated runs, same checksums), two-pass -> this:
-/// L = 8 doubles 0.96-1.12x at n = 10, 13, 16, 20, 24 (random or
-/// diagonally dominant, flushed or in L3; 0.96 at n = 20 diagonally
-/// dominant in L3 only), L = 16 floats 1.01-1.12x.
+/// divides there. Past trsm_register_order (one right-hand side, see
+/// getrs_register_order) that took a two-pass form until 2026-11-30, whose
+/// second unrolled lane loop, dividing, doubled the code of each order:
+/// GETRS's orders 9..24 were 2.8 of the 6.4 MB of the tests' triangular
+/// solve unit (1.6 MB after; the unit compiled in 164 s instead of 230 at
+/// -O1, side by side). Batch-level GETRS (micro-driver, Op::N, one
+/// right-hand side, 10^4 problems, 2 threads, medians of 41 calls and of 3
+/// alternated runs, same checksums), two-pass -> this: L = 8 doubles
+/// 0.96-1.12x at n = 10, 13, 16, 20, 24 (random or diagonally dominant,
+/// flushed or in L3; 0.96 at n = 20 diagonally dominant in L3 only), L = 16
+/// floats 1.01-1.12x.
 template <int N, bool Swaps, int L, class Member, class BA, class BP, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION bool getrs_registers_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BB& B,
                                                       const Keep& keep, BlockPrefetch& prefetch) {
-  using T     = std::remove_const_t<typename BB::value_type>;
-  using Index = lane_index_t<T>;
+  using T           = std::remove_const_t<typename BB::value_type>;
   const auto pivots = [&] {
     if constexpr (Swaps) {
       return lane_wide_pivots<N, T>(member, B.lanes, ipiv);
@@ -225,26 +214,12 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrs_registers_host(const Member& member, cons
   // Constant offsets from the blocks' origins (see fixed_order_block).
   const auto Af = fixed_order_block<N>(A);
   const auto Bf = fixed_order_block<N>(B);
-  auto lane     = [&](auto divide, Index* redo, const int j, auto reciprocals) {
-    return GetrsRegisterLane<N, decltype(divide)::value, Swaps, decltype(Af), decltype(pivots),
-                             decltype(Bf), Keep, decltype(reciprocals)>{Af, pivots, Bf, keep,
-                                                                        redo, j, reciprocals};
-  };
-  if constexpr (N > trsm_register_order) {
-    // One column only (see getrs_register_order).
-    T inv[N][L];
-    Index overflows[L] = {};
-    if (diagonal_reciprocals_overflow(member, B.lanes, /*unit=*/false, Af, inv, overflows))
-      return false;
-    prefetch.plan(1);
-    prefetch.step();
-    for_each_lane(member, B.lanes,
-                  lane(std::false_type{}, overflows, 0, SharedReciprocals<N, L, T>{inv}));
-  } else {
-    register_columns_sharing_reciprocals<N, L, T, Index>(member, B.lanes, B.cols, prefetch,
-                                                         /*unit=*/false, Af, lane);
-  }
-  return true;
+  return register_columns_sharing_reciprocals<N, L, T, lane_index_t<T>>(
+      member, B.lanes, B.cols, prefetch, /*unit=*/false, Af,
+      [&](const int j, auto reciprocals) {
+        return GetrsRegisterLane<N, Swaps, L, decltype(Af), decltype(pivots), decltype(Bf), Keep>{
+            Af, pivots, Bf, keep, j, reciprocals};
+      });
 }
 
 /// getrs_registers_host, without the interchanges for a block whose pivots

@@ -31,22 +31,19 @@ namespace impl {
 /// and 1 * b is b), so the same bits. A functor (see GetrfRegisterLane).
 template <int N, class T, class BLower, class BUpper, class BB, class Keep, int L>
 struct PotrsRegisterLane {
-  using Index = lane_index_t<T>;
   const BLower& lower;  // L, or U^T
   const BUpper& upper;  // its transpose
   const BB& B;
   const Keep& keep;
-  Index* redo;  // stays 0: shared reciprocals do not overflow
   SharedReciprocals<N, L, T> shared;
   int j;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T b[N];
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) b[i] = B(i, j, l);
-    Index overflow = 0;
-    trsm_register_steps<0, true, false>(b, lower, l, false, overflow, shared);
-    trsm_register_steps<0, false, false>(b, upper, l, false, overflow, shared);
-    store_register_column<false>(b, B, j, l, keep(l), overflow, redo);
+    trsm_register_steps<0, true>(b, lower, l, shared);
+    trsm_register_steps<0, false>(b, upper, l, shared);
+    store_register_column(b, B, j, l, keep(l));
   }
 };
 
@@ -78,8 +75,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, cons
   using BT         = std::remove_const_t<decltype(lower)>;
   for (int j = 0; j < B.cols; ++j)
     for_each_lane(member, B.lanes,
-                  PotrsRegisterLane<N, T, BT, BT, BB, Keep, L>{lower, upper, B, keep, overflows,
-                                                               {inv}, j});
+                  PotrsRegisterLane<N, T, BT, BT, BB, Keep, L>{lower, upper, B, keep, {inv}, j});
   return true;
 }
 
@@ -116,11 +112,11 @@ IBLA_IMPL_HOST_NOINLINE bool potrs_one_column_registers_host(const Member& membe
   if (uplo == Uplo::Lower) {
     for_each_lane(member, B.lanes,
                   PotrsRegisterLane<N, T, decltype(Af), decltype(At), decltype(Bf), Keep, L>{
-                      Af, At, Bf, keep, overflows, {inv}, 0});
+                      Af, At, Bf, keep, {inv}, 0});
   } else {
     for_each_lane(member, B.lanes,
                   PotrsRegisterLane<N, T, decltype(At), decltype(Af), decltype(Bf), Keep, L>{
-                      At, Af, Bf, keep, overflows, {inv}, 0});
+                      At, Af, Bf, keep, {inv}, 0});
   }
   prefetch.plan(1);
   prefetch.step();

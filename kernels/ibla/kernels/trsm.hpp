@@ -410,55 +410,39 @@ inline constexpr int trsm_one_column_register_order =
 /// substitution's FMAs, and Kokkos Kernels' TRSM, which divides once per
 /// row, was up to 2x faster. They are used only for blocks where none of
 /// them overflows (see register_columns_sharing_reciprocals), so a lane
-/// form given them stores every lane it keeps without a per-lane test.
+/// form given them stores every lane it keeps without a per-lane test; a
+/// block where one overflows goes to the tile form, which divides there.
 template <int N, int L, class T>
 struct SharedReciprocals {
   const T (*inv)[L];
 };
 
-/// Computes the reciprocal of row r's diagonal in the lane (no shared ones).
-struct OwnReciprocals {};
+/// A unit diagonal, in place of SharedReciprocals: x * 1 is x, so the
+/// steps leave b[r] as it is (the tile form does not touch it either).
+struct UnitDiagonal {};
 
 /// Row S of the substitution (from the top for Lower, from the bottom
-/// otherwise) and the following ones, on one lane's column b: divide (or
-/// multiply by the reciprocal), then update the rows not yet solved. A
-/// function template per step, so that every index into b is a
-/// compile-time constant (see getrf_register_steps). With
-/// SharedReciprocals (first pass only) the reciprocals were computed before
-/// the columns, and none of them overflows.
-template <int S, bool Lower, bool Divide, int N, class T, class BA, class Index,
-          class Reciprocals = OwnReciprocals>
+/// otherwise) and the following ones, on one lane's column b: multiply by
+/// the reciprocal (none for UnitDiagonal), then update the rows not yet
+/// solved. A function template per step, so that every index into b is a
+/// compile-time constant (see getrf_register_steps). The reciprocals were
+/// computed before the columns (SharedReciprocals), and none of them
+/// overflows.
+template <int S, bool Lower, int N, class T, class BA, class Reciprocals>
 KOKKOS_FORCEINLINE_FUNCTION void trsm_register_steps(T (&b)[N], const BA& A, const int l,
-                                                     const bool unit, Index& overflow,
-                                                     const Reciprocals& shared = {}) {
+                                                     const Reciprocals& shared) {
   constexpr int r = Lower ? S : N - 1 - S;
-  if constexpr (!std::is_same<Reciprocals, OwnReciprocals>::value) {
-    static_assert(!Divide, "trsm_register_steps: shared reciprocals serve the first pass only");
-    b[r] *= shared.inv[r][l];
-  } else {
-    // A unit diagonal is not used (x * 1 is x): a select, not a branch,
-    // keeps the lane loop straight-line code.
-    const T d       = select_bits(unit, T(1), A(r, r, l));
-    const bool tiny = reciprocal_overflows(d);
-    overflow |= Index(tiny);
-    const T inv = T(1) / d;
-    if constexpr (Divide) {
-      b[r] = select_bits(tiny, b[r] / d, b[r] * inv);
-    } else {
-      b[r] *= inv;
-    }
-  }
+  if constexpr (!std::is_same<Reciprocals, UnitDiagonal>::value) b[r] *= shared.inv[r][l];
   IBLA_IMPL_UNROLL
   for (int r2 = Lower ? r + 1 : 0; r2 < (Lower ? N : r); ++r2)
     b[r2] = fused_mul_add(-A(r2, r, l), b[r], b[r2]);
-  if constexpr (S + 1 < N)
-    trsm_register_steps<S + 1, Lower, Divide>(b, A, l, unit, overflow, shared);
+  if constexpr (S + 1 < N) trsm_register_steps<S + 1, Lower>(b, A, l, shared);
 }
 
 /// Lane l of the reciprocals of A's diagonal (unit: ones, A's diagonal not
-/// read), the same 1 / d as trsm_register_steps computes per column (same
-/// bits); redo[l] flags a lane where one of them overflows (a diagonal
-/// below about 2 / max), which must divide instead.
+/// read), the same 1 / d as trsm_tile computes per tile row (same bits);
+/// redo[l] flags a lane where one of them overflows (a diagonal below about
+/// 2 / max), which must divide instead.
 template <int N, int L, class T, class BA, class Index>
 struct DiagonalReciprocalLane {
   bool unit;
@@ -520,109 +504,66 @@ KOKKOS_FORCEINLINE_FUNCTION bool diagonal_reciprocals_overflow_rows(const Member
   return any != 0;
 }
 
-/// The end of one pass of a two-pass register lane (TrsmRegisterLane,
-/// GetrsRegisterLane) on column j of lane l: b is stored where this pass
-/// owns the lane (the first pass, Divide false, where its multiplies by
-/// 1 / d did not overflow, flagging the other lanes in redo; the second
-/// only on the flagged lanes, whose B is still the input); keep false
-/// stores nothing.
-template <bool Divide, int N, class T, class BB, class Index>
+/// The end of a register lane (TrsmRegisterLane, GetrsRegisterLane,
+/// PotrsRegisterLane) on column j of lane l: b stored where keep.
+template <int N, class T, class BB>
 KOKKOS_FORCEINLINE_FUNCTION void store_register_column(const T (&b)[N], const BB& B, const int j,
-                                                       const int l, const bool keep,
-                                                       const Index overflow, Index* redo) {
-  const bool store = Divide ? keep & (redo[l] != 0) : keep & (overflow == 0);
+                                                       const int l, const bool keep) {
   IBLA_IMPL_UNROLL
   for (int i = 0; i < N; ++i) {
     T& out = B(i, j, l);
-    out    = select_bits(store, b[i], out);
+    out    = select_bits(keep, b[i], out);
   }
-  if constexpr (!Divide) redo[l] |= overflow;
-}
-
-/// Runs a two-pass register form over the columns of B: lane(false_type,
-/// redo, j) on every column, then, only when a lane of the block was
-/// flagged in redo, lane(true_type, redo, j) on every column. lane makes
-/// the lane functor of one pass and column (a functor, not a lambda: see
-/// getrf_registers_host).
-template <int L, class Index, class Member, class Lanes, class MakeLane>
-KOKKOS_FORCEINLINE_FUNCTION void register_columns_two_pass(const Member& member,
-                                                           const Lanes& lanes, const int cols,
-                                                           BlockPrefetch& prefetch,
-                                                           const MakeLane& lane) {
-  Index redo[L] = {};
-  prefetch.plan(cols);
-  for (int j = 0; j < cols; ++j) {
-    prefetch.step();
-    for_each_lane(member, lanes, lane(std::false_type{}, redo, j));
-  }
-  Index any = 0;
-  for (int l = 0; l < L; ++l) any |= redo[l];
-  if (any)
-    for (int j = 0; j < cols; ++j) for_each_lane(member, lanes, lane(std::true_type{}, redo, j));
 }
 
 /// Lane l of trsm_registers_host: column j of B, N rows, in registers: the
-/// operations of trsm_tile on a single N x 1 tile, in its order (same bits).
-/// The first pass (Divide false) multiplies by 1 / d and stores only lanes
-/// where that does not overflow, flagging the others in redo; the second
-/// (Divide true, run only when a lane of the block was flagged) divides
-/// where the reciprocal overflows, as trsm_tile does, and stores only the
-/// flagged lanes (their B is still the input). With SharedReciprocals the
-/// first pass takes 1 / d from them, and no lane overflows.
-template <int N, bool Lower, bool Divide, class T, class BA, class BB, class Keep,
-          class Reciprocals = OwnReciprocals>
+/// operations of trsm_tile on a single N x 1 tile, in its order (same bits),
+/// multiplying by the shared reciprocals of the diagonal (ones if unit).
+template <int N, bool Lower, int L, class T, class BA, class BB, class Keep>
 struct TrsmRegisterLane {
-  using Index = lane_index_t<T>;
-  bool unit;
   T alpha;
   const BA& A;
   const BB& B;
   const Keep& keep;
-  Index* redo;
   int j;
-  Reciprocals shared;
+  SharedReciprocals<N, L, T> shared;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T b[N];
     IBLA_IMPL_UNROLL
     for (int i = 0; i < N; ++i) b[i] = alpha * B(i, j, l);
-    Index overflow = 0;
-    trsm_register_steps<0, Lower, Divide>(b, A, l, unit, overflow, shared);
-    store_register_column<Divide>(b, B, j, l, keep(l), overflow, redo);
+    trsm_register_steps<0, Lower>(b, A, l, shared);
+    store_register_column(b, B, j, l, keep(l));
   }
 };
 
-/// The columns of B through a lane form that divides by A's diagonal (none
-/// if unit): lane(divide, redo, j, reciprocals) makes the lane functor,
-/// reciprocals being OwnReciprocals or SharedReciprocals. With more than
-/// one column the reciprocals are computed once for all of them; when none
-/// overflows (the usual case) one pass multiplies by them and stores every
-/// lane: the first pass of the two-pass form stored each element through a
-/// select against its old value, to keep B's input for the lanes that the
-/// second pass divides. A block where one overflows, and a single column,
-/// take register_columns_two_pass with the reciprocals computed per column
-/// (the same 1 / d, so the same bits either way).
+/// The columns of B through a lane form that multiplies by the reciprocals
+/// of A's diagonal (ones if unit): lane(j, reciprocals) makes the lane
+/// functor of column j (a functor, not a lambda: see getrf_registers_host).
+/// The reciprocals are computed once for all the columns. Returns false,
+/// B untouched, when one of them overflows: the caller leaves the block to
+/// the tile form, which divides there. Until 2026-11-30 such a block, and
+/// every block with one column, took a two-pass form instead: the first
+/// pass computed 1 / d in the lane and stored the lanes where none
+/// overflowed, the second (only when a lane was flagged) divided there.
+/// That second unrolled lane loop doubled the code of every order, and
+/// the one-pass form is no slower with one column either (micro-drivers,
+/// 10^4 problems, 2 threads, medians of 41 calls and of 3 alternated runs,
+/// L = 8 doubles, same checksums, two-pass -> this): TRSM nrhs = 1 n =
+/// 2..8 1.00-1.14x, GETRS nrhs = 1 n = 2..8 1.02-1.33x, flushed and in L3;
+/// TRSM with a unit diagonal, in L3, 1.06-1.17x.
 template <int N, int L, class T, class Index, class Member, class Lanes, class BA, class MakeLane>
-KOKKOS_FORCEINLINE_FUNCTION void register_columns_sharing_reciprocals(
+KOKKOS_FORCEINLINE_FUNCTION bool register_columns_sharing_reciprocals(
     const Member& member, const Lanes& lanes, const int cols, BlockPrefetch& prefetch,
     const bool unit, const BA& A, const MakeLane& lane) {
-  auto own = [&](auto divide, Index* redo, const int j) {
-    return lane(divide, redo, j, OwnReciprocals{});
-  };
-  if (cols == 1) {
-    register_columns_two_pass<L, Index>(member, lanes, cols, prefetch, own);
-    return;
-  }
   T inv[N][L];
-  Index redo[L] = {};
-  if (diagonal_reciprocals_overflow(member, lanes, unit, A, inv, redo)) {
-    register_columns_two_pass<L, Index>(member, lanes, cols, prefetch, own);
-    return;
-  }
+  Index overflows[L] = {};
+  if (diagonal_reciprocals_overflow(member, lanes, unit, A, inv, overflows)) return false;
   prefetch.plan(cols);
   for (int j = 0; j < cols; ++j) {
     prefetch.step();
-    for_each_lane(member, lanes, lane(std::false_type{}, redo, j, SharedReciprocals<N, L, T>{inv}));
+    for_each_lane(member, lanes, lane(j, SharedReciprocals<N, L, T>{inv}));
   }
+  return true;
 }
 
 /// trsm_left for a full block on host whose triangle has order N <=
@@ -631,18 +572,15 @@ KOKKOS_FORCEINLINE_FUNCTION void register_columns_sharing_reciprocals(
 /// a lane loop per statement) cost more than the arithmetic at these
 /// orders. Solving several columns per lane loop, to share the loads of A,
 /// was measured no faster (0.94-1.0x at n = 2..8, nrhs = n, 10^4 problems
-/// in cache, 2 threads).
+/// in cache, 2 threads). False, B untouched: a reciprocal of the diagonal
+/// overflows (see register_columns_sharing_reciprocals).
 template <int N, bool Lower, int L, class Member, class T, class BA, class BB, class Keep>
-KOKKOS_FORCEINLINE_FUNCTION void trsm_registers_host(const Member& member, const bool unit,
+KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const bool unit,
                                                      const T alpha, const BA& A, const BB& B,
                                                      const Keep& keep, BlockPrefetch& prefetch) {
-  using Index = lane_index_t<T>;
-  register_columns_sharing_reciprocals<N, L, T, Index>(
-      member, B.lanes, B.cols, prefetch, unit, A,
-      [&](auto divide, Index* redo, const int j, auto reciprocals) {
-        return TrsmRegisterLane<N, Lower, decltype(divide)::value, T, BA, BB, Keep,
-                                decltype(reciprocals)>{unit, alpha, A, B, keep, redo, j,
-                                                       reciprocals};
+  return register_columns_sharing_reciprocals<N, L, T, lane_index_t<T>>(
+      member, B.lanes, B.cols, prefetch, unit, A, [&](const int j, auto reciprocals) {
+        return TrsmRegisterLane<N, Lower, L, T, BA, BB, Keep>{alpha, A, B, keep, j, reciprocals};
       });
 }
 
@@ -672,10 +610,9 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_one_column_registers_host(const Member& member
   const AllLanes keep;
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
     for_each_lane(member, B.lanes,
-                  TrsmRegisterLane<N, decltype(is_lower)::value, false, T,
+                  TrsmRegisterLane<N, decltype(is_lower)::value, L, T,
                                    std::remove_cv_t<std::remove_reference_t<decltype(tri)>>,
-                                   decltype(Bf), AllLanes, SharedReciprocals<N, L, T>>{
-                      unit, alpha, tri, Bf, keep, overflows, 0, {inv}});
+                                   decltype(Bf), AllLanes>{alpha, tri, Bf, keep, 0, {inv}});
   };
   if (op == Op::N) {
     if (lower) solve(Af, std::true_type{});
@@ -751,16 +688,17 @@ KOKKOS_INLINE_FUNCTION void trsm_left(const Member& member, const bool unit, con
 #if !IBLA_IMPL_DEVICE_PASS
   constexpr int L = fixed_lanes<typename BB::lane_count>::value;
   if constexpr (L > 0) {
-    // Only the thread that runs the host lane loops: redo is filled by
-    // the lane loops and read outside them.
+    // Only the thread that runs the host lane loops: the reciprocals'
+    // overflow flags are filled by a lane loop and read outside it.
     if (member.team_rank() != 0) return;
     if (B.rows >= 1 && B.rows <= trsm_register_order && detail::host_order_compiled(B.rows)) {
+      bool solved = false;  // false: a reciprocal of the diagonal overflows
       detail::static_switch<trsm_register_order>(B.rows, [&](auto order) {
         if constexpr (detail::host_order_specialised<decltype(order)::value>)
-          trsm_registers_host<decltype(order)::value, Lower, L>(member, unit, alpha, A, B, keep,
-                                                                prefetch);
+          solved = trsm_registers_host<decltype(order)::value, Lower, L>(member, unit, alpha, A,
+                                                                         B, keep, prefetch);
       });
-      return;
+      if (solved) return;
     }
   }
 #endif
