@@ -425,8 +425,8 @@ TYPED_TEST(EdgeSolvers, GetrfSingularAtFirstAndLastPivot) {
 TYPED_TEST(EdgeSolvers, TrsmDenormalDiagonalMatchesNetlibDivision) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
-  // n = 3: the host's register form for small triangles (trsm_registers_host);
-  // n = 6: the tiles; n = 12 and 24 with one right-hand side: the one-column
+  // n = 3: the host's register form for small triangles (trsm_registers_host),
+  // which leaves such a block to the tiles; n = 6: the tiles; n = 12 and 24 with one right-hand side: the one-column
   // register form on block-interleaved layouts
   // (trsm_one_column_registers_host), which leaves such a block to the tiles;
   // nrhs = 5 at n = 6..24: the tiles with the block's reciprocals computed
