@@ -103,9 +103,9 @@ TYPED_TEST(Getrf, RectangularShapes) {
 TYPED_TEST(Getrf, DiagonallyDominantNeverSwaps) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
-  // 13 and 16: the pass without interchanges in two and three lane loops
-  // on AVX-512 (getrf_crout_part_end).
-  for (int n : {1, 2, 5, 8, 13, 16, 32}) {
+  // 13, 16 and 17: the pass without interchanges in two and three lane
+  // loops on AVX-512 (getrf_crout_part_end); 17 its largest order there.
+  for (int n : {1, 2, 5, 8, 13, 16, 17, 32}) {
     const index_t batch = 3 * lanes_of<T, Layout>() + 2;
     const auto hA       = diagonally_dominant_batch<T>(batch, n, std::uint64_t(n));
     EXPECT_EQ((run_getrf<T, Layout>(hA, "diagonally dominant")), batch);
@@ -130,7 +130,7 @@ TYPED_TEST(Getrf, OneInterchangeInDominantBlocks) {
   // whether a row beats the diagonal: it must take the search at step j
   // and the check again from the step after it.
   const index_t batch = lanes_of<T, Layout>();
-  for (int n : {2, 5, 8, 12, 13, 16, 20, 32})
+  for (int n : {2, 5, 8, 12, 13, 16, 17, 20, 32})
     for (int j = 0; j + 1 < n; ++j) {
       SCOPED_TRACE(::testing::Message() << "n " << n << " step " << j);
       const std::uint64_t seed = std::uint64_t(300 + 40 * n + j);
@@ -246,7 +246,7 @@ TYPED_TEST(Getrf, ZeroPivotsInDiagonallyDominantBlocks) {
   // give LAPACK's info and pivots; the other lanes of the block too. At n
   // = 20 and 32 the general form meets the zero pivot after steps without
   // interchanges (no row beats a zero diagonal there).
-  for (int n : {1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 32}) {
+  for (int n : {1, 2, 3, 4, 5, 6, 8, 12, 16, 17, 20, 32}) {
     const index_t batch = 3 * lanes_of<T, Layout>() + 2;
     auto hA = diagonally_dominant_batch<T>(batch, n, std::uint64_t(900 + n));
     for (index_t b = 0; b < batch; b += 3)

@@ -68,7 +68,7 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" "$here/core" "$here/layouts" "$here/ke
   # inputs of other orders take the runtime-order forms, which are fuzzed at
   # every order. The list is that of the unit tests' other layouts
   # (IBLA_TESTS_OTHER_LAYOUT_ORDERS, unit_tests/CMakeLists.txt): every order
-  # up to 8, leaving out orders 9-16 of GETRF's Crout forms and of the
+  # up to 8, leaving out orders 9 and up of GETRF's Crout forms and of the
   # one-column register forms of GETRS, POTRS and TRSM. Every form of every order runs under ASan and UBSan in
   # the sanitizer stage, on the unit tests' inputs; what the fuzzer adds is
   # values and shapes. The double gesv object took 22.7 CPU-s with every

@@ -969,12 +969,23 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, cons
 /// left-looking (getrf_crout_host), when the thread's previous block
 /// swapped no row: as long as its column of N lane values fits in
 /// host_simd_registers - 4 registers (L = 16 doubles on AVX-512 take two
-/// registers a value: up to 14), and at most 16. A micro-driver (getrf of
+/// registers a value: up to 14), and at most 17. A micro-driver (getrf of
 /// 10^4 diagonally dominant problems in L3, 2 threads, minimum of 300
 /// calls, AVX-512 Zen 4) measured L = 8 at n = 16 34 GFLOP/s, at n = 20 25
 /// and at n = 24 7 GFLOP/s (its scratch no longer fits L1), and L = 16 at
 /// n = 16 18 GFLOP/s against getrf_lanes_host's 20; each order also adds
-/// its own unrolled instance to every build.
+/// its own unrolled instance to every build (order 17: 9 CPU-s more for
+/// the tests' native GETRF and GESV unit at -O1, 79 -> 88).
+/// Orders 17..20 against getrf_lanes_host with its one-pass panels
+/// (getrf_panel_without_interchanges), on an Intel Xeon VM with AVX-512
+/// (L1d 48 KiB; the same micro-driver, medians of 101 calls, 2 alternated
+/// runs, GFLOP/s, in L3 / flushed): L = 8 doubles n = 17 37.7-39.7 ->
+/// 41.1-42.0 / 22.3-23.2 -> 25.9-26.2, 18 40.8-41.4 -> 39.7-40.6 /
+/// 24.0-24.3 -> 25.2-25.6, 20 41.5-42.0 -> 37.5-37.6 / 26.5-27.0 ->
+/// 25.5-26.5; L = 16 floats n = 17 82.3-84.6 -> 84.6-85.5 / 50.9-51.3 ->
+/// 56.9-57.7, 18 84.3-85.3 -> 82.8-83.3 / 53.0-53.2 -> 56.4-57.2, 20
+/// 94.4-95.0 -> 84.6-84.7 / 59.1-59.2 -> 56.6-57.9. Block and scratch
+/// together (2 N^2 L sizeof(T)) are 37 KB at n = 17, 51 KB at 20.
 ///
 /// With 16 registers (AVX2) the rule gave 12 for one register a value but
 /// only 6 and 3 for two and four (L = 8 and 16 doubles, 16 and 32 floats),
@@ -996,9 +1007,9 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, cons
 template <class T, int L, class RowStride>
 inline constexpr int getrf_crout_order =
     !host_has_wide_register_file && !std::is_same<RowStride, index_t>::value ? 12
-    : (host_simd_registers - 4) / host_registers_per_value<T, L> < 16
+    : (host_simd_registers - 4) / host_registers_per_value<T, L> < 17
         ? (host_simd_registers - 4) / host_registers_per_value<T, L>
-        : 16;
+        : 17;
 
 /// Orders up to this one of getrf_crout_host keep the lane's multipliers
 /// (L below the diagonal) in an array of the lane's own for the columns
