@@ -63,6 +63,12 @@ struct PotrsRegisterLane {
 /// problems, 2 threads, 4 alternated runs, GFLOP/s, flushed): n = 2 2.6 ->
 /// 5.3, 3 3.9 -> 8.2, 4 5.1 -> 7.7, 5 8.6 -> 11.1, 6 10.6 -> 13.5, 8 12.5 ->
 /// 15.8 (POTRF, unchanged, moved 0.99-1.29x in the same runs).
+/// The shape of register_columns_sharing_reciprocals (trsm.hpp), written
+/// out: through it (with an empty BlockPrefetch, these orders taking none),
+/// GCC 12 left out of line, in ibla_bench's -O3 units, 8 of the lambdas
+/// making each column's lane functor (called per column) and a plan() of
+/// the empty prefetch, and POSV n = 3 L = 8 doubles ran at 0.94x flushed
+/// (3 alternated runs; the other orders 2..8 0.94-1.05x, 2026-11-30).
 template <int N, int L, class Member, class T, class BA, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, const Uplo uplo,
                                                       const BA& A, const BB& B, const Keep& keep) {
