@@ -33,10 +33,11 @@
 #define IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN \
   _Pragma("GCC push_options") _Pragma("GCC target(\"tune=generic\")")
 #define IBLA_IMPL_OPERANDS_IN_REGISTERS_END _Pragma("GCC pop_options")
-#define IBLA_IMPL_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
 #define IBLA_IMPL_OPERANDS_IN_REGISTERS_END
+#endif
+
 // Outside the region too GCC must inline these lambdas into their lane
 // loops: with its rocketlake tuning (-march=native on an Intel Xeon VM with
 // AVX-512), GCC 12 left the k loop's lambda of gemm_tile out of line, a
@@ -45,12 +46,12 @@
 // medians of 1001 calls, GFLOP/s: n = 12 7.5 -> 56.6, 16 9.0 -> 50.5, 24
 // 11.0 -> 44.2, 32 11.8 -> 44.7 with always_inline; L = 16, whose tiles
 // are halved, 1.00-1.04x). Optimised builds only: at -O0 (the sanitizer
-// stage) nothing vectorises, and the attribute would only make GCC inline.
+// stage) nothing is inlined or vectorised anyway, and calls across the
+// region's tune mismatch are only calls there.
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__OPTIMIZE__)
 #define IBLA_IMPL_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define IBLA_IMPL_ALWAYS_INLINE_LAMBDA
-#endif
 #endif
 
 namespace ibla {
