@@ -214,7 +214,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrs_registers_host(const Member& member, cons
   // Constant offsets from the blocks' origins (see fixed_order_block).
   const auto Af = fixed_order_block<N>(A);
   const auto Bf = fixed_order_block<N>(B);
-  return register_columns_sharing_reciprocals<N, L, T, lane_index_t<T>>(
+  return register_columns_sharing_reciprocals<N, L, T>(
       member, B.lanes, B.cols, prefetch, /*unit=*/false, Af,
       [&](const int j, auto reciprocals) {
         return GetrsRegisterLane<N, Swaps, L, decltype(Af), decltype(pivots), decltype(Bf), Keep>{

@@ -72,10 +72,8 @@ struct PotrsRegisterLane {
 template <int N, int L, class Member, class T, class BA, class BB, class Keep>
 KOKKOS_FORCEINLINE_FUNCTION bool potrs_registers_host(const Member& member, const Uplo uplo,
                                                       const BA& A, const BB& B, const Keep& keep) {
-  using Index = lane_index_t<T>;
   T inv[N][L];
-  Index overflows[L] = {};
-  if (diagonal_reciprocals_overflow(member, B.lanes, false, A, inv, overflows)) return false;
+  if (diagonal_reciprocals_overflow(member, B.lanes, false, A, inv)) return false;
   const auto lower = uplo == Uplo::Lower ? runtime_strides(A) : transposed(A);
   const auto upper = transposed(lower);
   using BT         = std::remove_const_t<decltype(lower)>;
@@ -108,11 +106,9 @@ IBLA_IMPL_HOST_NOINLINE bool potrs_one_column_registers_host(const Member& membe
                                                              const BA& A, const BB& B,
                                                              const Keep& keep,
                                                              BlockPrefetch& prefetch) {
-  using Index   = lane_index_t<T>;
   const auto Af = fixed_order_block<N>(A);
   T inv[N][L];
-  Index overflows[L] = {};
-  if (diagonal_reciprocals_overflow(member, B.lanes, false, Af, inv, overflows)) return false;
+  if (diagonal_reciprocals_overflow(member, B.lanes, false, Af, inv)) return false;
   const auto At = transposed_keeping_strides(Af);
   const auto Bf = fixed_order_block<N>(B);
   if (uplo == Uplo::Lower) {

@@ -441,14 +441,14 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_register_steps(T (&b)[N], const BA& A, con
 
 /// Lane l of the reciprocals of A's diagonal (unit: ones, A's diagonal not
 /// read), the same 1 / d as trsm_tile computes per tile row (same bits);
-/// redo[l] flags a lane where one of them overflows (a diagonal below about
-/// 2 / max), which must divide instead.
+/// overflows[l] flags a lane where one of them overflows (a diagonal below
+/// about 2 / max), which must divide instead.
 template <int N, int L, class T, class BA, class Index>
 struct DiagonalReciprocalLane {
   bool unit;
   const BA& A;
   T (*inv)[L];
-  Index* redo;
+  Index* overflows;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     Index overflow = 0;
     IBLA_IMPL_UNROLL
@@ -457,23 +457,25 @@ struct DiagonalReciprocalLane {
       overflow |= Index(reciprocal_overflows(d));
       inv[r][l] = T(1) / d;
     }
-    redo[l] = overflow;
+    overflows[l] = overflow;
   }
 };
 
 /// DiagonalReciprocalLane on every lane of a full host block: inv[r][l] =
-/// 1 / A(r, r, l) (ones if unit), redo[l] set where one of lane l's
-/// overflows. Returns whether a lane of the block was flagged: the forms
-/// that take the shared reciprocals then leave the block to a form that
-/// divides.
-template <int N, int L, class T, class Index, class Member, class Lanes, class BA>
+/// 1 / A(r, r, l) (ones if unit). Returns whether one of them overflows in
+/// some lane: the forms that take the shared reciprocals then leave the
+/// block to a form that divides. Which lanes is not returned: no caller
+/// needs it (each one hands the whole block back).
+template <int N, int L, class T, class Member, class Lanes, class BA>
 KOKKOS_FORCEINLINE_FUNCTION bool diagonal_reciprocals_overflow(const Member& member,
                                                                const Lanes& lanes, const bool unit,
-                                                               const BA& A, T (&inv)[N][L],
-                                                               Index (&redo)[L]) {
-  for_each_lane(member, lanes, DiagonalReciprocalLane<N, L, T, BA, Index>{unit, A, inv, redo});
+                                                               const BA& A, T (&inv)[N][L]) {
+  using Index = lane_index_t<T>;
+  Index overflows[L];  // every lane's is written by the lane loop
+  for_each_lane(member, lanes,
+                DiagonalReciprocalLane<N, L, T, BA, Index>{unit, A, inv, overflows});
   Index any = 0;
-  for (int l = 0; l < L; ++l) any |= redo[l];
+  for (int l = 0; l < L; ++l) any |= overflows[l];
   return any != 0;
 }
 
@@ -551,13 +553,12 @@ struct TrsmRegisterLane {
 /// L = 8 doubles, same checksums, two-pass -> this): TRSM nrhs = 1 n =
 /// 2..8 1.00-1.14x, GETRS nrhs = 1 n = 2..8 1.02-1.33x, flushed and in L3;
 /// TRSM with a unit diagonal, in L3, 1.06-1.17x.
-template <int N, int L, class T, class Index, class Member, class Lanes, class BA, class MakeLane>
+template <int N, int L, class T, class Member, class Lanes, class BA, class MakeLane>
 KOKKOS_FORCEINLINE_FUNCTION bool register_columns_sharing_reciprocals(
     const Member& member, const Lanes& lanes, const int cols, BlockPrefetch& prefetch,
     const bool unit, const BA& A, const MakeLane& lane) {
   T inv[N][L];
-  Index overflows[L] = {};
-  if (diagonal_reciprocals_overflow(member, lanes, unit, A, inv, overflows)) return false;
+  if (diagonal_reciprocals_overflow(member, lanes, unit, A, inv)) return false;
   prefetch.plan(cols);
   for (int j = 0; j < cols; ++j) {
     prefetch.step();
@@ -578,7 +579,7 @@ template <int N, bool Lower, int L, class Member, class T, class BA, class BB, c
 KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const bool unit,
                                                      const T alpha, const BA& A, const BB& B,
                                                      const Keep& keep, BlockPrefetch& prefetch) {
-  return register_columns_sharing_reciprocals<N, L, T, lane_index_t<T>>(
+  return register_columns_sharing_reciprocals<N, L, T>(
       member, B.lanes, B.cols, prefetch, unit, A, [&](const int j, auto reciprocals) {
         return TrsmRegisterLane<N, Lower, L, T, BA, BB, Keep>{alpha, A, B, keep, j, reciprocals};
       });
@@ -601,11 +602,9 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_one_column_registers_host(const Member& member
                                                             const Op op, const bool unit,
                                                             const T alpha, const BA& A,
                                                             const BB& B, BlockPrefetch& prefetch) {
-  using Index   = lane_index_t<T>;
   const auto Af = fixed_order_block<N>(A);
   T inv[N][L];
-  Index overflows[L] = {};
-  if (diagonal_reciprocals_overflow(member, B.lanes, unit, Af, inv, overflows)) return false;
+  if (diagonal_reciprocals_overflow(member, B.lanes, unit, Af, inv)) return false;
   const auto Bf = fixed_order_block<N>(B);
   const AllLanes keep;
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
