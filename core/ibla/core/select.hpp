@@ -22,6 +22,10 @@ using lane_index_t = std::conditional_t<sizeof(T) == 8, long long, int>;
 /// masked load (or sink it into a branch), and the lane loop then stayed
 /// scalar ("unsupported access type for masked load"); with both values
 /// read unconditionally it is one blend (or and/andnot/or) per vector.
+/// The same holds for a store that keeps the old value, `out = keep ? x :
+/// out`: GCC 12 makes it a conditional store, which AVX2 can only do as a
+/// masked store, and left most such lane loops scalar ("control flow in
+/// loop"); select_bits stores every lane.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T select_bits(const bool here, const T a, const T b) {
 #if !defined(__OPTIMIZE__)

@@ -286,7 +286,7 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
           IBLA_IMPL_UNROLL
           for (int c = 0; c < NR; ++c) {
             T& out = B(i0 + r, j0 + c, l);
-            out    = store ? x[r][c] : out;
+            out    = select_bits(store, x[r][c], out);
           }
       });
       return;
@@ -334,7 +334,7 @@ KOKKOS_FORCEINLINE_FUNCTION void trsm_tile(const Member& member, int i0, int j0,
       for (int c = 0; c < NR; ++c)
         for_each_lane(member, B.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
           T& out = B(i0 + r, j0 + c, l);
-          out    = keep(l) ? acc[r][c][l] : out;
+          out    = select_bits(keep(l), acc[r][c][l], out);
         });
   } else
 #endif
