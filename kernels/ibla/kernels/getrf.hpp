@@ -641,7 +641,7 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
     // Xeon with AVX-512: L = 8 / 16 doubles n = 17 1.07-1.12x / 1.09-1.14x,
     // 24 1.06-1.08x / 1.05-1.07x, 32 1.09-1.10x / 1.03-1.07x; L = 16 floats
     // 1.07x, 1.08x, 1.13-1.15x; random input (the check runs only after a
-    // step without interchanges) 0.98-1.01x. ibla_bench: see the README.
+    // step without interchanges) 0.98-1.01x. ibla_bench: see perf_tests/RESULTS.md.
     bool diagonal = false;
     if (diagonal_before) {
       Index beaten[L];

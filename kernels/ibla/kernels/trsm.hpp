@@ -798,13 +798,13 @@ KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t ord
 /// trsm_one_column_registers_host, or trsm_masked where that leaves the
 /// block. Returns whether the block is done. The tile form it replaces
 /// solved one column 1.3-2.5x slower (team::trsm on blocks in cache,
-/// orders 9..16; README), as GETRS's and POTRS's did, and ran out of cache
+/// orders 9..16; perf_tests/RESULTS.md), as GETRS's and POTRS's did, and ran out of cache
 /// at 0.6-0.9x of it at orders 17..24 (see trsm_one_column_register_order).
 /// Not in trsm_masked, which
 /// POSV's and GESV's solves share and which take their own one-column
 /// forms: a second set there would be compiled into every solver for
 /// nothing (a set of fixed-order forms in trsm_masked took the tests'
-/// factor_and_solve.cpp 1.7x as long to compile, see README).
+/// factor_and_solve.cpp 1.7x as long to compile, see perf_tests/RESULTS.md).
 template <class Member, class T, class BA, class BB>
 KOKKOS_INLINE_FUNCTION bool trsm_one_column_registers(const Member& member, const Side side,
                                                       const Uplo uplo, const Op trans,
