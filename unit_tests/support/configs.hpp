@@ -59,7 +59,8 @@ using f_stride = Config<float, LayoutStrideColMajor>;
 // The same configurations in two groups, for the instance units
 // (support/instances.hpp): the native ones (block-interleaved, a block of
 // one vector: the layout the library allocates by default) and the other
-// layouts, whose factorizations support/instances/factor_and_solve_other_layouts.cpp
+// layouts, whose factorizations and triangular solves
+// support/instances/factor_and_solve_other_layouts.cpp
 // compiles with fewer fixed-order forms (IBLA_TESTS_OTHER_LAYOUT_ORDERS,
 // unit_tests/CMakeLists.txt).
 // Separate lists rather than the lists above built from them: a list passes

@@ -1,5 +1,6 @@
 // The configuration lists of IBLA_TESTS_SWEEP_SUBSET (support/configs.hpp),
-// compiled in every build of the tests so that their static_asserts run
+// compiled in every host build of the tests (CI's main and sanitizer
+// builds; device builds leave it out) so that their static_asserts run
 // where CI compiles. The option is used only in device builds for a GPU
 // (sm_90 SASS, never built in CI), and its lists had fallen out of the order
 // those asserts require (native group first) unnoticed until such a build.

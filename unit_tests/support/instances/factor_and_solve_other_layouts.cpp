@@ -1,10 +1,12 @@
-// factor_and_solve.cpp for the configurations of the other layouts, which
-// CMake compiles with IBLA_HOST_SPECIALISED_ORDERS set to
-// IBLA_TESTS_OTHER_LAYOUT_ORDERS (unit_tests/CMakeLists.txt says why). A
-// unit of its own: that definition changes GETRF's and GESV's kernels, and
-// none of those it instantiates is instantiated by another unit
-// (check_instance_symbols.py checks it at test time; the triangular solves
-// they share are the same code, see the static_assert below).
+// factor_and_solve.cpp and triangular_solves.cpp for the configurations of
+// the other layouts, which CMake compiles with IBLA_HOST_SPECIALISED_ORDERS
+// set to IBLA_TESTS_OTHER_LAYOUT_ORDERS (unit_tests/CMakeLists.txt says
+// why). A unit of its own: that definition changes the kernels of every
+// operation but GEMM, and none of those it instantiates is instantiated by
+// another unit (check_instance_symbols.py checks it at test time; the
+// triangular solves' register forms they share are the same code, see the
+// static_assert below). GESV's and POSV's solves and batch-level GETRS and
+// POTRS share their masked triangular solves here, in one unit.
 #include "support/configs.hpp"
 
 #define IBLA_TEST_DEFINE_GETRF(c) IBLA_TEST_GETRF_INSTANCE(, c)
@@ -12,7 +14,10 @@ IBLA_TEST_OTHER_SWEEP_CONFIGS(IBLA_TEST_DEFINE_GETRF, )
 #define IBLA_TEST_DEFINE_FACTOR_AND_SOLVE(c) \
   IBLA_TEST_POTRF_INSTANCE(, c)              \
   IBLA_TEST_POSV_INSTANCE(, c)               \
-  IBLA_TEST_GESV_INSTANCE(, c)
+  IBLA_TEST_GESV_INSTANCE(, c)               \
+  IBLA_TEST_TRSM_INSTANCE(, c)               \
+  IBLA_TEST_POTRS_INSTANCE(, c)              \
+  IBLA_TEST_GETRS_INSTANCE(, c)
 IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(IBLA_TEST_DEFINE_FACTOR_AND_SOLVE, )
 IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS()
 
