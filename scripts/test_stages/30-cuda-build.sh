@@ -22,6 +22,17 @@
 #    device/check_double.cpp: cicc 169 s and ptxas 165 s at full
 #    optimization, cicc 12 s for PTX at -O0 (ptxas at -O0 is no cheaper:
 #    201 s).
+#    And the batch-level kernels of one order alone (GETRF's and GESV's
+#    register-form kernels, GETRF's row-per-thread kernel) for the orders
+#    of IBLA_CUDA_DEVICE_ORDERS only (IBLA_DEVICE_SPECIALISED_ORDERS, see
+#    kernels/ibla/kernels/static_switch.hpp): each is a launch's worth of
+#    Kokkos host code and a device function, 313 of the 343 kernels of
+#    the tests' GETRF/GESV unit for the other layouts. The default list
+#    holds each form's first and last orders and both sides of every
+#    order where its launch shape changes (getrf_team_rows_lanes, _teams);
+#    the other orders are the same templates. Measured (Zen 3, two compiles
+#    side by side, 2026-12-01): that unit 90 -> 61 CPU-s,
+#    device/check_double.cpp 45 -> 35.
 #  - IBLA_CUDA_OPTIMIZED=1: Kokkos' flags unchanged (SASS for sm_80 at -O3),
 #    as a user builds; about 6 CPU-minutes per unit of ibla_device_check,
 #    more for the typed tests: give IBLA_CUDA_TARGETS (e.g.
@@ -31,6 +42,7 @@
 # Environment: CUDA_ROOT (default /usr/local/cuda), IBLA_CUDA_TARGETS
 # (default: all), IBLA_CUDA_CMAKE_ARGS (more -D options, split on spaces;
 # e.g. -DIBLA_TESTS_SWEEP_SUBSET=ON for the tests as SASS),
+# IBLA_CUDA_DEVICE_ORDERS (PTX mode; default above, empty: every order),
 # IBLA_CUDA_BUILD_DIR (default: <main build>-cuda-ptx, or
 # <main build>-cuda with IBLA_CUDA_OPTIMIZED=1: the flags differ and ninja
 # does not see NVCC_APPEND_FLAGS, so the two never share objects).
@@ -64,6 +76,12 @@ else
   [ -n "$sm" ] || { echo "cuda build: FAILED: no -arch=sm_NN in Kokkos' exported options" >&2; exit 1; }
   export NVCC_APPEND_FLAGS="-arch=compute_$sm -Xcicc -O0${NVCC_APPEND_FLAGS:+ $NVCC_APPEND_FLAGS}"
   mode="PTX for compute_$sm, NVVM -O0, tests' host code -O0"
+  # nvcc splits a -D value at its commas unless they are escaped.
+  device_orders=${IBLA_CUDA_DEVICE_ORDERS-1,2,12,15,16,17,20,24,28,29,31,32}
+  if [ -n "$device_orders" ]; then
+    NVCC_APPEND_FLAGS="$NVCC_APPEND_FLAGS -DIBLA_DEVICE_SPECIALISED_ORDERS=${device_orders//,/\\,}"
+    mode="$mode, one-order kernels for orders $device_orders"
+  fi
   # The host half of a test unit took 46 of its 75 s at -O2 (test_gesv); the
   # device check and benchmark's host code too (Release's -O3) is never run.
   host_opt=(-DIBLA_TESTS_OPTIMIZATION=-O0 -DCMAKE_CXX_FLAGS_RELEASE=-O0)

@@ -1624,8 +1624,14 @@ template <class T, class ExecSpace, class F>
 void with_getrf_device_order(const index_t m, const index_t n, const F& f) {
   if constexpr (!is_host_space_v<ExecSpace>) {
     constexpr int most = getrf_device_register_order<T>;
-    if (m == n && n >= 1 && n <= most) {
-      detail::host_static_switch<most>(int(n), f);
+    if (m == n && n >= 1 && n <= most && detail::device_order_listed(int(n))) {
+      detail::host_static_switch<most>(int(n), [&](auto order) {
+        if constexpr (detail::device_order_listed(decltype(order)::value)) {
+          f(order);
+        } else {
+          f(std::integral_constant<int, 0>{});
+        }
+      });
       return;
     }
   }
@@ -1863,7 +1869,7 @@ bool getrf_team_rows(const ExecSpace& exec, const AV& A, const PV& ipiv, const I
   detail::host_static_switch<getrf_team_rows_order - from + 1>(int(n - from + 1), [&](auto above) {
     constexpr int N = from - 1 + decltype(above)::value;
     constexpr int S = getrf_team_rows_lanes<T, N>;
-    if constexpr (detail::lane_groups_fit(S, BlockLanes)) {
+    if constexpr (detail::lane_groups_fit(S, BlockLanes) && detail::device_order_listed(N)) {
       using Rows = GetrfTeamRows<N, S, AV, PV, IV>;
       detail::for_each_lane_group<S, S * N, getrf_team_rows_teams<T, N>()>(
           exec, "ibla::getrf(team rows)", index_t(A.extent(0)), N,

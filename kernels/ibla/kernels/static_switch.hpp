@@ -64,6 +64,31 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr bool host_order_compiled([[maybe_unused]] 
 #endif
 }
 
+/// Whether the batch-level device kernels of one order alone are compiled
+/// for order N: GETRF's and GESV's register-form kernels
+/// (impl::with_getrf_device_order) and GETRF's row-per-thread kernel
+/// (impl::getrf_team_rows), one kernel per order, which the host chooses
+/// by the batch's order. Every order, unless the build defines
+/// IBLA_DEVICE_SPECIALISED_ORDERS as a comma-separated list of orders: then
+/// those only, and a batch of any other order runs the general kernel (as
+/// accurate; slower). The device counterpart of IBLA_HOST_SPECIALISED_ORDERS
+/// (host forms are not affected), for the same reason: each such kernel is
+/// a launch's worth of Kokkos host code and a device function of its own,
+/// 313 of the 343 kernels of the CUDA build's GETRF/GESV test unit
+/// (support/instances/factor_and_solve_other_layouts.cpp). The CI's
+/// compile-only CUDA build uses it (scripts/test_stages/30-cuda-build.sh).
+/// A host decision, the same in both passes of nvcc. nvcc splits a -D value
+/// at its commas: give it the list as 4\,13 (either macro).
+#if defined(IBLA_DEVICE_SPECIALISED_ORDERS)
+constexpr bool device_order_listed(const int n) {
+  for (const int listed : {IBLA_DEVICE_SPECIALISED_ORDERS})
+    if (listed == n) return true;
+  return false;
+}
+#else
+constexpr bool device_order_listed(const int) { return true; }
+#endif
+
 template <class F, int... I>
 void host_static_switch_over(const int r, const F& f, std::integer_sequence<int, I...>) {
   ((r == I + 1 ? (f(std::integral_constant<int, I + 1>{}), true) : false) || ...);
