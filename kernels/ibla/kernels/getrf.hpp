@@ -1624,7 +1624,8 @@ template <class T, class ExecSpace, class F>
 void with_getrf_device_order(const index_t m, const index_t n, const F& f) {
   if constexpr (!is_host_space_v<ExecSpace>) {
     constexpr int most = getrf_device_register_order<T>;
-    if (m == n && n >= 1 && n <= most && detail::device_order_listed(int(n))) {
+    if (m == n && n >= 1 && n <= most) {
+      // An order left out of IBLA_DEVICE_SPECIALISED_ORDERS: the general kernel.
       detail::host_static_switch<most>(int(n), [&](auto order) {
         if constexpr (detail::device_order_listed(decltype(order)::value)) {
           f(order);
