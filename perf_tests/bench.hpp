@@ -148,7 +148,7 @@ std::string ibla_ops_available();
 // ---------------------------------------------------------------------------
 // Machine limits (limits.cpp).
 struct Limits {
-  double peak_gflops = 0;   // FMA microkernel, all threads
+  double peak_gflops = 0;   // FMA microkernel in the run's precision, all threads
   double bw_dram = 0;       // GB/s, triad on arrays far larger than L3
   double bw_l3 = 0;         // GB/s, triad on arrays that fit in L3, not in L2
   double bw_l2 = 0;         // GB/s, triad on arrays that fit in each core's L2
@@ -156,8 +156,9 @@ struct Limits {
   std::size_t l3_bytes = 0;  // total
   int threads = 1;
   std::string isa;
+  std::string precision;    // of the FMA microkernel: "double" or "float"
 };
-Limits measure_limits(bool quick);
+Limits measure_limits(bool quick, bool single);
 
 /// Evicts every cache line of the spans from all cache levels (clflushopt).
 void flush_spans(const std::vector<Span>& spans);

@@ -23,59 +23,90 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// 16 independent accumulator chains: more than FMA latency (4) x ports (2),
-// so the FMA units never wait. Returns flops done by the calling thread.
+// One vector register of FMA operands per ISA and precision: the peak is
+// measured in the precision of the run, since a register holds twice as
+// many floats as doubles (a float run's bound at the double peak was half
+// the machine's: 166.7 against 2 x that, AVX-512 Xeon, 2026-12-02).
 #if defined(__AVX512F__)
-constexpr int fma_width = 8;
-const char* fma_isa     = "AVX-512";
-__attribute__((noinline)) double fma_kernel(long iters) {
-  __m512d acc[16];
-  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_pd(1.0 + i * 1e-3);
-  const __m512d a = _mm512_set1_pd(0.999999), b = _mm512_set1_pd(1e-7);
-  for (long it = 0; it < iters; ++it) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_pd(acc[i], a, b);
-  }
-  __m512d s = acc[0];
-  for (int i = 1; i < 16; ++i) s = _mm512_add_pd(s, acc[i]);
-  volatile double sink = _mm512_reduce_add_pd(s);
-  (void)sink;
-  return double(iters) * 16 * fma_width * 2;
-}
+const char* fma_isa = "AVX-512";
+template <class T> struct FmaVec;
+template <> struct FmaVec<double> {
+  using V = __m512d;
+  static constexpr int lanes = 8;
+  static V set1(double x) { return _mm512_set1_pd(x); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static double sum(V a) { return _mm512_reduce_add_pd(a); }
+};
+template <> struct FmaVec<float> {
+  using V = __m512;
+  static constexpr int lanes = 16;
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static double sum(V a) { return _mm512_reduce_add_ps(a); }
+};
 #elif defined(__FMA__)
-constexpr int fma_width = 4;
-const char* fma_isa     = "AVX2+FMA";
-__attribute__((noinline)) double fma_kernel(long iters) {
-  __m256d acc[16];
-  for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_pd(1.0 + i * 1e-3);
-  const __m256d a = _mm256_set1_pd(0.999999), b = _mm256_set1_pd(1e-7);
-  for (long it = 0; it < iters; ++it) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) acc[i] = _mm256_fmadd_pd(acc[i], a, b);
+const char* fma_isa = "AVX2+FMA";
+template <class T> struct FmaVec;
+template <> struct FmaVec<double> {
+  using V = __m256d;
+  static constexpr int lanes = 4;
+  static V set1(double x) { return _mm256_set1_pd(x); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static double sum(V a) {
+    double out[4];
+    _mm256_storeu_pd(out, a);
+    return out[0] + out[1] + out[2] + out[3];
   }
-  double out[4];
-  __m256d s = acc[0];
-  for (int i = 1; i < 16; ++i) s = _mm256_add_pd(s, acc[i]);
-  _mm256_storeu_pd(out, s);
-  volatile double sink = out[0] + out[1] + out[2] + out[3];
-  (void)sink;
-  return double(iters) * 16 * fma_width * 2;
-}
+};
+template <> struct FmaVec<float> {
+  using V = __m256;
+  static constexpr int lanes = 8;
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static double sum(V a) {
+    float out[8];
+    _mm256_storeu_ps(out, a);
+    double s = 0;
+    for (float x : out) s += x;
+    return s;
+  }
+};
 #else
 const char* fma_isa = "scalar";
-__attribute__((noinline)) double fma_kernel(long iters) {
-  double acc[16];
-  for (int i = 0; i < 16; ++i) acc[i] = 1.0 + i * 1e-3;
-  for (long it = 0; it < iters; ++it)
-    for (int i = 0; i < 16; ++i) acc[i] = acc[i] * 0.999999 + 1e-7;
-  double s = 0;
-  for (double x : acc) s += x;
-  volatile double sink = s;
-  (void)sink;
-  return double(iters) * 16 * 2;
-}
+template <class T> struct FmaVec {
+  using V = T;
+  static constexpr int lanes = 1;
+  static V set1(T x) { return x; }
+  static V fma(V a, V b, V c) { return a * b + c; }
+  static V add(V a, V b) { return a + b; }
+  static double sum(V a) { return a; }
+};
 #endif
 
+// 16 independent accumulator chains: more than FMA latency (4) x ports (2),
+// so the FMA units never wait. Returns flops done by the calling thread.
+template <class T>
+__attribute__((noinline)) double fma_kernel(long iters) {
+  using F = FmaVec<T>;
+  typename F::V acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = F::set1(T(1.0 + i * 1e-3));
+  const typename F::V a = F::set1(T(0.999999)), b = F::set1(T(1e-7));
+  for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = F::fma(acc[i], a, b);
+  }
+  typename F::V s = acc[0];
+  for (int i = 1; i < 16; ++i) s = F::add(s, acc[i]);
+  volatile double sink = F::sum(s);
+  (void)sink;
+  return double(iters) * 16 * F::lanes * 2;
+}
+
+template <class T>
 double measure_peak(long iters, int trials) {
   double best = 0;
   for (int t = 0; t < trials; ++t) {
@@ -85,7 +116,7 @@ double measure_peak(long iters, int trials) {
 #pragma omp barrier
 #pragma omp single
       t0 = now();
-      flops += fma_kernel(iters);
+      flops += fma_kernel<T>(iters);
 #pragma omp barrier
 #pragma omp single
       t1 = now();
@@ -139,14 +170,16 @@ std::size_t cache_bytes(int level, std::size_t fallback) {
 
 }  // namespace
 
-Limits measure_limits(bool quick) {
+Limits measure_limits(bool quick, bool single) {
   Limits lim;
+  lim.precision = single ? "float" : "double";
   lim.threads  = omp_get_max_threads();
   lim.isa      = fma_isa;
   lim.l2_bytes = cache_bytes(2, 2u << 20);
   lim.l3_bytes = cache_bytes(3, 32u << 20);
-  measure_peak(2000000, 1);  // warm up the cores (frequency, page tables)
-  lim.peak_gflops = measure_peak(quick ? 20000000 : 50000000, 3);
+  measure_peak<double>(2000000, 1);  // warm up the cores (frequency, page tables)
+  const long iters = quick ? 20000000 : 50000000;
+  lim.peak_gflops = single ? measure_peak<float>(iters, 3) : measure_peak<double>(iters, 3);
   // DRAM: three arrays of max(4 x L3, 64 MiB) bytes each.
   const std::size_t dram = std::max<std::size_t>(4 * lim.l3_bytes, 64u << 20) / sizeof(double);
   lim.bw_dram = measure_triad(dram, quick ? 4 : 6);

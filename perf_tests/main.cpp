@@ -35,6 +35,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bench {
@@ -668,10 +669,11 @@ int run_all(const Options& o) {
               IBLA_BENCH_EXPANDED_STRING(IBLA_HOST_SPECIALISED_ORDERS));
 #endif
   std::fflush(stdout);
-  const Limits lim = measure_limits(o.quick);
-  std::printf("limits (measured now, %d threads): peak %.1f GFLOP/s (%s FMA), triad bandwidth "
+  const Limits lim = measure_limits(o.quick, std::is_same_v<T, float>);
+  std::printf("limits (measured now, %d threads): peak %.1f GFLOP/s (%s FMA, %s), triad bandwidth "
               "DRAM %.1f GB/s, L3 %.1f GB/s, L2 %.1f GB/s (L2 %zu KiB/core, L3 %zu MiB)\n",
-              lim.threads, lim.peak_gflops, lim.isa.c_str(), lim.bw_dram, lim.bw_l3, lim.bw_l2,
+              lim.threads, lim.peak_gflops, lim.isa.c_str(), lim.precision.c_str(), lim.bw_dram,
+              lim.bw_l3, lim.bw_l2,
               lim.l2_bytes >> 10, lim.l3_bytes >> 20);
   std::printf("bound = min(peak, flops x bandwidth / bytes read); flushed: DRAM bandwidth, warm: "
               "the level holding the batch (L2/L3/DRAM)\n");
