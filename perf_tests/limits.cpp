@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -36,7 +37,6 @@ template <> struct FmaVec<double> {
   static V set1(double x) { return _mm512_set1_pd(x); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
-  static double sum(V a) { return _mm512_reduce_add_pd(a); }
 };
 template <> struct FmaVec<float> {
   using V = __m512;
@@ -44,7 +44,6 @@ template <> struct FmaVec<float> {
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static double sum(V a) { return _mm512_reduce_add_ps(a); }
 };
 #elif defined(__FMA__)
 const char* fma_isa = "AVX2+FMA";
@@ -55,11 +54,6 @@ template <> struct FmaVec<double> {
   static V set1(double x) { return _mm256_set1_pd(x); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
-  static double sum(V a) {
-    double out[4];
-    _mm256_storeu_pd(out, a);
-    return out[0] + out[1] + out[2] + out[3];
-  }
 };
 template <> struct FmaVec<float> {
   using V = __m256;
@@ -67,13 +61,6 @@ template <> struct FmaVec<float> {
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static double sum(V a) {
-    float out[8];
-    _mm256_storeu_ps(out, a);
-    double s = 0;
-    for (float x : out) s += x;
-    return s;
-  }
 };
 #else
 const char* fma_isa = "scalar";
@@ -83,7 +70,6 @@ template <class T> struct FmaVec {
   static V set1(T x) { return x; }
   static V fma(V a, V b, V c) { return a * b + c; }
   static V add(V a, V b) { return a + b; }
-  static double sum(V a) { return a; }
 };
 #endif
 
@@ -101,7 +87,11 @@ __attribute__((noinline)) double fma_kernel(long iters) {
   }
   typename F::V s = acc[0];
   for (int i = 1; i < 16; ++i) s = F::add(s, acc[i]);
-  volatile double sink = F::sum(s);
+  T lanes[F::lanes];
+  std::memcpy(lanes, &s, sizeof lanes);
+  double sum = 0;
+  for (const T x : lanes) sum += x;
+  volatile double sink = sum;
   (void)sink;
   return double(iters) * 16 * F::lanes * 2;
 }
