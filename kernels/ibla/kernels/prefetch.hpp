@@ -42,7 +42,13 @@ namespace impl {
 inline constexpr size_t prefetch_above_bytes = size_t(1) << 20;
 
 /// A read prefetch of one line into the caches below L1 (where the compiler
-/// has the builtin).
+/// has the builtin): prefetcht1. The lines into L1 as well (prefetcht0,
+/// hint 3) were tried on two VMs and measured neutral on both: on Intel
+/// Xeon TRSM within the spread, and on Zen 5, where the T1/T2 hints have
+/// fetched into L2 only since Zen 4 (and have been seen dropped there), a
+/// geometric mean of 0.995 over the 216 cells of 5 alternated
+/// `ibla_bench --impls ibla` runs, with whole operations moving 0.8-1.15x
+/// both ways (perf_tests/RESULTS.md, 2026-12-02).
 struct PrefetchLine {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const char* p) const {
 #if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
