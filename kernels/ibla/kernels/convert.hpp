@@ -37,7 +37,8 @@ inline constexpr int copy_l1_ways = 8;
 /// lane's line in the same L1 set, more lines than the set holds, so each
 /// was evicted before the next row's store reached it. Measured (float,
 /// LayoutBlockInterleaved<16> -> LayoutRight, n = 32, so 4 KiB apart, 10^4
-/// matrices, 2 threads, Zen 5 VM): 5.7 -> 10.2-12.2 GB/s; at orders where
+/// matrices, 2 threads, Zen 5 VM): 5.7 -> 10.2-12.2 GB/s (double with
+/// L = 16, 8 KiB apart: 9.7-10.1 -> 14.0-15.1); at orders where
 /// the lanes do not alias (float n = 8, 16, 24, 31, 33; double with L = 8)
 /// lane by lane was 0.6-1.0x, hence the test.
 template <class T, class C, class S, class R, class CS>
