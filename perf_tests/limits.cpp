@@ -96,24 +96,21 @@ __attribute__((noinline)) double fma_kernel(long iters) {
   return double(iters) * 16 * F::lanes * 2;
 }
 
+/// One timed run of fma_kernel on every thread: GFLOP/s of them together.
 template <class T>
-double measure_peak(long iters, int trials) {
-  double best = 0;
-  for (int t = 0; t < trials; ++t) {
-    double flops = 0, t0 = 0, t1 = 0;
+double measure_peak(long iters) {
+  double flops = 0, t0 = 0, t1 = 0;
 #pragma omp parallel reduction(+ : flops)
-    {
+  {
 #pragma omp barrier
 #pragma omp single
-      t0 = now();
-      flops += fma_kernel<T>(iters);
+    t0 = now();
+    flops += fma_kernel<T>(iters);
 #pragma omp barrier
 #pragma omp single
-      t1 = now();
-    }
-    best = std::max(best, flops / (t1 - t0) * 1e-9);
+    t1 = now();
   }
-  return best;
+  return flops / (t1 - t0) * 1e-9;
 }
 
 /// Triad a = b + s*c over arrays of `elems` doubles each, split statically
@@ -167,7 +164,7 @@ Limits measure_limits(bool quick, bool single) {
   lim.isa      = fma_isa;
   lim.l2_bytes = cache_bytes(2, 2u << 20);
   lim.l3_bytes = cache_bytes(3, 32u << 20);
-  measure_peak<double>(2000000, 1);  // warm up the cores (frequency, page tables)
+  measure_peak<double>(2000000);  // warm up the cores (frequency, page tables)
   const long iters = quick ? 20000000 : 50000000;
   // The best of three trials of the FMA kernel, one before each triad
   // below rather than three in a row (about 0.1 s each): two float runs on
@@ -177,7 +174,7 @@ Limits measure_limits(bool quick, bool single) {
   // bound. Spread over the second or two of the triads, one trial misses
   // such a moment more often than three in a row do.
   const auto peak_trial = [&] {
-    const double p = single ? measure_peak<float>(iters, 1) : measure_peak<double>(iters, 1);
+    const double p = single ? measure_peak<float>(iters) : measure_peak<double>(iters);
     lim.peak_gflops    = std::max(lim.peak_gflops, p);
   };
   peak_trial();
