@@ -44,6 +44,21 @@ namespace impl {
 inline constexpr int potrf_panel_cols = 4;
 inline constexpr int potrf_tile_rows  = 4;
 
+/// MR of the host tiles below the diagonal (potrf_below_tile_host): with 16
+/// vector registers (AVX2) one row. The 4 x 4 tile's update spilled there:
+/// its p loop (g++ 12 -O3, -march=znver3, L = 4 doubles, one register a
+/// value) kept 2 of the 16 accumulators and 2 operands on the stack, 13
+/// vector and 5 integer stack accesses a step for 16 FMAs. Measured
+/// (ibla::potrf, 128 problems in L2, 2 threads, Zen 3 VM, medians of 201
+/// calls, 2 alternated rounds, GFLOP/s, MR = 4 / 3 / 2 / 1): L = 4 doubles
+/// n = 12 13.5-13.7 / 15.2-15.5 / 15.1-15.2 / 15.8-15.9, 16 19.1-19.4 /
+/// 22.8-22.9 / 21.8-22.4 / 23.1-23.4, 32 29.4-30.4 / 37.8-38.1 / 34.4-34.8
+/// / 39.5-39.6; L = 8 doubles (two registers a value) n = 32 26.0 /
+/// 26.8-27.2 / 29.0-29.4 / 29.5; floats, n = 32, L = 8 66.7 / 81.8-82.4 /
+/// - / 92.3-93.6, L = 16 55.4-55.5 / 55.2-55.8 / - / 60.2-60.4. Every
+/// element sees the same operations in the same order: the same bits.
+inline constexpr int potrf_host_tile_rows = host_has_wide_register_file ? potrf_tile_rows : 1;
+
 /// Rows [i0, i0 + MR) of panel [j0, j0 + NB) below its diagonal tile, in
 /// registers: update from the columns left of the panel, then solve against
 /// the panel's diagonal tile (already in memory; its reciprocals in inv).
@@ -245,18 +260,21 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tiles_host(const Member& member, co
                                                         const lane_index_t<T> (&done)[L],
                                                         const T (&inv)[NB][L], const BA& A,
                                                         BlockPrefetch& prefetch) {
-  constexpr int MR = potrf_tile_rows;
+  constexpr int MR = potrf_host_tile_rows;
   const int n      = A.rows;
   int i0           = j0 + NB;
   for (; i0 + MR <= n; i0 += MR) {
     prefetch.step();
     potrf_below_tile_host<MR, NB, L>(member, i0, j0, done, inv, A);
   }
-  if (i0 < n) {
-    prefetch.step();
-    detail::static_switch<MR - 1>(n - i0, [&](auto rows) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-      potrf_below_tile_host<decltype(rows)::value, NB, L>(member, i0, j0, done, inv, A);
-    });
+  // One-row tiles (potrf_host_tile_rows on AVX2) leave no partial tile.
+  if constexpr (MR > 1) {
+    if (i0 < n) {
+      prefetch.step();
+      detail::static_switch<MR - 1>(n - i0, [&](auto rows) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+        potrf_below_tile_host<decltype(rows)::value, NB, L>(member, i0, j0, done, inv, A);
+      });
+    }
   }
 }
 
@@ -394,6 +412,15 @@ KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& 
   }
 }
 
+/// MR of the tiles below the diagonal that potrf_panel runs on blocks of BA.
+template <class BA>
+KOKKOS_INLINE_FUNCTION constexpr int potrf_below_tile_rows() {
+#if !IBLA_IMPL_DEVICE_PASS
+  if constexpr (fixed_lanes<typename BA::lane_count>::value > 0) return potrf_host_tile_rows;
+#endif
+  return potrf_tile_rows;
+}
+
 /// Lower Cholesky of every lane of A; info(0, l) must be 0 on entry. The
 /// prefetch of the next block is spread over the tiles (host, full blocks):
 /// one step per diagonal tile and per tile below it.
@@ -401,10 +428,14 @@ template <class Member, class BA, class BI>
 KOKKOS_INLINE_FUNCTION void potrf_lower(const Member& member, const BA& A, const BI& info,
                                         BlockPrefetch& prefetch) {
   constexpr int NB = potrf_panel_cols;
-  static_assert(potrf_tile_rows == NB, "the step count below assumes square tiles");
+  constexpr int MR = potrf_below_tile_rows<BA>();
   const int n      = A.rows;
-  const index_t panels = (n + NB - 1) / NB;
-  prefetch.plan(panels * (panels + 1) / 2);
+  index_t steps    = 0;
+  for (int j0 = 0; j0 < n; j0 += NB) {
+    const int below = n - j0 - NB;  // rows under the diagonal tile
+    steps += 1 + (below > 0 ? (below + MR - 1) / MR : 0);
+  }
+  prefetch.plan(steps);
   for (int j0 = 0; j0 < n; j0 += NB) {
     detail::static_switch<NB>(n - j0 < NB ? n - j0 : NB, [&](auto cols) {
       potrf_panel<decltype(cols)::value>(member, j0, A, info, prefetch);
