@@ -55,6 +55,26 @@ namespace impl {
 inline constexpr int getrf_tile_rows = 4;
 inline constexpr int getrf_tile_cols = 4;
 
+/// Rows of the host's tiles (the rows below a panel, the deferred update's
+/// tiles): halved where a lane value takes two registers, and one where a
+/// value takes one register of 16 (AVX2), whose 4 x 4 tiles spilled as
+/// POTRF's did (potrf_host_tile_rows). Measured (ibla::getrf, 256
+/// problems in L2, 2 threads, Zen 3 VM, medians of 201 calls, 2 alternated
+/// rounds, GFLOP/s, 4 rows -> 1): L = 4 doubles, diagonally dominant input
+/// n = 12 16.8-17.2 -> 23.6-23.9, 16 20.6-21.3 -> 29.9-30.6, 24 24.6 ->
+/// 35.7-36.5, 32 27.3 -> 39.0; random input 1.05-1.09x; L = 8 floats
+/// diagonally dominant 1.31-1.49x, random 1.06-1.12x. One row for the
+/// panel's rows alone gave 1.32-1.36x at n = 12 and 16 on diagonally
+/// dominant input, for the update's tiles alone 1.03-1.10x. Where a value
+/// takes two registers (L = 8 doubles) one row instead of two was
+/// 0.93-0.97x on random input. Every element sees the same operations in
+/// the same order: the same bits.
+template <class T, int L>
+inline constexpr int getrf_host_tile_rows =
+    !host_has_wide_register_file && host_registers_per_value<T, L> == 1
+        ? 1
+        : host_tile_rows<T, L>(getrf_tile_rows);
+
 /// |x| as a select, so that it vectorises alike on every backend (-0 stays
 /// -0, which compares equal to 0; NaN stays NaN, which never compares greater).
 template <class T>
@@ -478,9 +498,8 @@ KOKKOS_FORCEINLINE_FUNCTION bool getrf_panel_without_interchanges(
       for (int c = 0; c < NB; ++c) A(k0 + r, k0 + c, l) = d[r][c];
     fails[l] = fail;
   });
-  // The rows below, MR at a time (halved where a lane value takes two
-  // registers, as the deferred update's tiles).
-  constexpr int MR = host_tile_rows<T, L>(getrf_tile_rows);
+  // The rows below, MR at a time (getrf_host_tile_rows).
+  constexpr int MR = getrf_host_tile_rows<T, L>;
   for (int i0 = k0 + NB; i0 < m; i0 += MR) {
     const int mr = m - i0 < MR ? m - i0 : MR;
     detail::static_switch<MR>(mr, [&](auto rows) {
@@ -586,8 +605,8 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
   auto update_right_of_panel = [&](const int k0, int steps_due) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
     // Tiles halved where a lane value takes two registers: the 4 x 4
     // tile and 4 x 4 rows of U of L = 16 doubles spilled (n = 12: 0.85x
-    // the rank-1 updates, ibla_bench).
-    constexpr int MR = host_tile_rows<T, L>(getrf_tile_rows);
+    // the rank-1 updates, ibla_bench); rows: getrf_host_tile_rows.
+    constexpr int MR = getrf_host_tile_rows<T, L>;
     constexpr int NC = host_tile_rows<T, L>(NR);
     for (int j0 = k0 + NB; j0 < n; j0 += NC) {
       const int nc = n - j0 < NC ? n - j0 : NC;
