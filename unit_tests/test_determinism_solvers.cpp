@@ -103,6 +103,22 @@ HostBatch<T> dominant_batch(const Shape& s, int n, bool spd, std::uint64_t seed)
   return a;
 }
 
+/// POTRF, both triangles, on the SPD batch A of shape s: the tail block's
+/// factors and info repeat the full block's.
+template <class T, class Layout, class IntLayout = Layout>
+void check_potrf_full_vs_tail(const Shape& s, const HostBatch<T>& A) {
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  const int n     = int(A.rows);
+  for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+    auto vA = make_view<T, Layout>("A", s.batch, n, n);
+    Kokkos::View<int*, IntLayout> info("info", s.batch);
+    fill_view(vA, A);
+    ibla::potrf(exec, uplo, vA, info);
+    EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "potrf"));
+    EXPECT_TRUE(ints_repeat(info, 0, 2 * s.L, s.tail, "potrf info"));
+  }
+}
+
 template <class T, class Layout>
 void check_sizes(int n) {
   using IntLayout = std::conditional_t<std::is_same<Layout, LayoutStrideColMajor>::value,
@@ -146,14 +162,7 @@ void check_sizes(int n) {
   }
   {  // POTRF (both triangles) and POSV.
     const auto A = dominant_batch<T>(s, n, true, 17 + n);
-    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
-      auto vA = make_view<T, Layout>("A", s.batch, n, n);
-      Kokkos::View<int*, IntLayout> info("info", s.batch);
-      fill_view(vA, A);
-      ibla::potrf(exec, uplo, vA, info);
-      EXPECT_TRUE(tail_repeats_head(read_view(vA), 0, 2 * s.L, s.tail, "potrf"));
-      EXPECT_TRUE(ints_repeat(info, 0, 2 * s.L, s.tail, "potrf info"));
-    }
+    check_potrf_full_vs_tail<T, Layout, IntLayout>(s, A);
     // Both triangles: on host the full blocks of order <= 8 solve in a
     // register form of their own (potrs_registers_host), the partial tail
     // through trsm.
@@ -333,6 +342,20 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
 // benchmark (ibla<L=16>), not bit for bit here.
 TEST(DeterminismSolversTwoRegisters, GetrfFormsMatchSingleProblems) {
   check_getrf_forms_match_single_problems<double, ibla::LayoutBlockInterleaved<16>>();
+}
+
+// POTRF's tiles below the diagonal have half the rows where a lane value
+// takes two registers on AVX-512 (potrf_host_tile_rows): 2 x 4 tiles and a
+// one-row edge. The tail block runs the per-lane form, which the sweeps
+// check against LAPACK; orders with 0..3 rows left after the 2-row tiles,
+// one panel to eight.
+TEST(DeterminismSolversTwoRegisters, PotrfFullVsTailBlock) {
+  using Layout = ibla::LayoutBlockInterleaved<16>;
+  const Shape s(16);
+  for (int n : {1, 4, 5, 7, 8, 9, 11, 13, 16, 21, 30, 31, 32}) {
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    check_potrf_full_vs_tail<double, Layout>(s, dominant_batch<double>(s, n, true, 17 + n));
+  }
 }
 
 // GETRF's form for small orders on a GPU (getrf_registers_lane: each thread

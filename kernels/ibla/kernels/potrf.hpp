@@ -57,7 +57,21 @@ inline constexpr int potrf_tile_rows  = 4;
 /// 26.8-27.2 / 29.0-29.4 / 29.5; floats, n = 32, L = 8 66.7 / 81.8-82.4 /
 /// - / 92.3-93.6, L = 16 55.4-55.5 / 55.2-55.8 / - / 60.2-60.4. Every
 /// element sees the same operations in the same order: the same bits.
-inline constexpr int potrf_host_tile_rows = host_has_wide_register_file ? potrf_tile_rows : 1;
+/// With 32 registers (AVX-512) the tile's rows are host_tile_rows: halved
+/// where a lane value takes two registers (L = 16 doubles, 32 floats), whose
+/// 4 x 4 tile is 32 registers of accumulators alone. Its p loop (g++ 12
+/// -O3, -march=native on an Intel Xeon VM, L = 16 doubles) made 25 vector
+/// stack accesses a step for 32 FMAs; the 2 x 4 tile's makes 3 for 16.
+/// Measured there (ibla::potrf, 256 problems in L2, 2 threads, medians of
+/// 201 calls, 2 alternated rounds, GFLOP/s, 4 rows -> 2): L = 16 doubles
+/// n = 24 32.0 -> 35.9-41.0, 32 32.8-34.0 -> 37.2-37.4; L = 32 floats n =
+/// 24 68.6-69.1 -> 88.8-99.5, 32 70.5-84.9 -> 86.2-87.5; `ibla_bench --ops
+/// potrf,posv --impls ibla --reps 15` (n = 8..32, 3 alternated runs):
+/// geometric mean 1.11x for L = 16 doubles against 1.04x for the unchanged
+/// L = 8, 1.08x for L = 32 floats against 0.97x for L = 16.
+template <class T, int L>
+inline constexpr int potrf_host_tile_rows =
+    host_has_wide_register_file ? host_tile_rows<T, L>(potrf_tile_rows) : 1;
 
 /// Rows [i0, i0 + MR) of panel [j0, j0 + NB) below its diagonal tile, in
 /// registers: update from the columns left of the panel, then solve against
@@ -260,7 +274,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tiles_host(const Member& member, co
                                                         const lane_index_t<T> (&done)[L],
                                                         const T (&inv)[NB][L], const BA& A,
                                                         BlockPrefetch& prefetch) {
-  constexpr int MR = potrf_host_tile_rows;
+  constexpr int MR = potrf_host_tile_rows<T, L>;
   const int n      = A.rows;
   int i0           = j0 + NB;
   for (; i0 + MR <= n; i0 += MR) {
@@ -416,7 +430,8 @@ KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& 
 template <class BA>
 KOKKOS_INLINE_FUNCTION constexpr int potrf_below_tile_rows() {
 #if !IBLA_IMPL_DEVICE_PASS
-  if constexpr (fixed_lanes<typename BA::lane_count>::value > 0) return potrf_host_tile_rows;
+  constexpr int L = fixed_lanes<typename BA::lane_count>::value;
+  if constexpr (L > 0) return potrf_host_tile_rows<std::remove_const_t<typename BA::value_type>, L>;
 #endif
   return potrf_tile_rows;
 }
