@@ -24,6 +24,13 @@ KOKKOS_FORCEINLINE_FUNCTION void static_switch(int r, const F& f) {
   f(std::integral_constant<int, Max>{});
 }
 
+/// Whether n is one of Listed: the order lists of
+/// IBLA_HOST_SPECIALISED_ORDERS and IBLA_DEVICE_SPECIALISED_ORDERS below.
+template <int... Listed>
+KOKKOS_INLINE_FUNCTION constexpr bool order_listed(const int n) {
+  return ((Listed == n) || ...);
+}
+
 /// Whether the host kernels compile their forms of fixed order N (the
 /// register and fixed-order forms that static_switch dispatches to by the
 /// matrices' order). Every order, unless the build defines
@@ -36,9 +43,7 @@ KOKKOS_FORCEINLINE_FUNCTION void static_switch(int r, const F& f) {
 /// runs (perf_tests/CMakeLists.txt). Device forms are not affected.
 #if defined(IBLA_HOST_SPECIALISED_ORDERS) && !IBLA_IMPL_DEVICE_PASS
 KOKKOS_INLINE_FUNCTION constexpr bool host_order_listed(const int n) {
-  for (const int listed : {IBLA_HOST_SPECIALISED_ORDERS})
-    if (listed == n) return true;
-  return false;
+  return order_listed<IBLA_HOST_SPECIALISED_ORDERS>(n);
 }
 template <int N>
 inline constexpr bool host_order_specialised = host_order_listed(N);
@@ -81,9 +86,7 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr bool host_order_compiled([[maybe_unused]] 
 /// at its commas: give it the list as 4\,13 (either macro).
 #if defined(IBLA_DEVICE_SPECIALISED_ORDERS)
 constexpr bool device_order_listed(const int n) {
-  for (const int listed : {IBLA_DEVICE_SPECIALISED_ORDERS})
-    if (listed == n) return true;
-  return false;
+  return order_listed<IBLA_DEVICE_SPECIALISED_ORDERS>(n);
 }
 #else
 constexpr bool device_order_listed(const int) { return true; }
