@@ -347,8 +347,9 @@ TEST(DeterminismSolversTwoRegisters, GetrfFormsMatchSingleProblems) {
 // POTRF's tiles below the diagonal have half the rows where a lane value
 // takes two registers on AVX-512 (potrf_host_tile_rows): 2 x 4 tiles and a
 // one-row edge. The tail block runs the per-lane form, which the sweeps
-// check against LAPACK; orders with 0..3 rows left after the 2-row tiles,
-// one panel to eight.
+// check against LAPACK. Orders of every n mod 4 (the last panel's width),
+// with 0 or 1 row left below a panel after its 2-row tiles, one panel to
+// eight.
 TEST(DeterminismSolversTwoRegisters, PotrfFullVsTailBlock) {
   using Layout = ibla::LayoutBlockInterleaved<16>;
   const Shape s(16);
