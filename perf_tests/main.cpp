@@ -559,7 +559,8 @@ std::string noisy_columns(const Row& row, int mode) {
   return out;
 }
 
-void print_row(const Row& row, const std::vector<std::string>& groups, int mode) {
+/// Prints the row of a cell; returns whether it is marked noisy.
+bool print_row(const Row& row, const std::vector<std::string>& groups, int mode) {
   std::printf("%3d %-7s %7.2f(%s)", row.c.n, mode == 0 ? "flushed" : "warm", row.bound[mode],
               row.level[mode].c_str());
   for (const auto& g : groups) std::printf(" %11s", cell(row, g, mode).c_str());
@@ -587,6 +588,7 @@ void print_row(const Row& row, const std::vector<std::string>& groups, int mode)
   if (!noisy.empty()) std::printf("  noisy: %s", noisy.c_str());
   std::printf("\n");
   std::fflush(stdout);
+  return !noisy.empty();
 }
 
 void write_csv(const std::string& file, const std::vector<Row>& rows, const char* prec,
@@ -792,10 +794,7 @@ int run_all(const Options& o) {
     }
     if (tty) std::fprintf(stderr, "\r%70s\r", "");
     for (int mode = 0; mode < 2; ++mode)
-      if (mode_on[mode]) {
-        print_row(row, groups, mode);
-        if (!noisy_columns(row, mode).empty()) ++total_noisy;
-      }
+      if (mode_on[mode] && print_row(row, groups, mode)) ++total_noisy;
     for (const auto& [g, m] : row.best)
       if (m.status == "FAIL") {
         std::printf("    FAIL %s (%s): %lld of %lld problems differ from the reference\n", g.c_str(),
