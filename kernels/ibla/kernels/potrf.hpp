@@ -73,6 +73,35 @@ template <class T, int L>
 inline constexpr int potrf_host_tile_rows =
     host_has_wide_register_file ? host_tile_rows<T, L>(potrf_tile_rows) : 1;
 
+/// Iterations of the host tiles' update loops (their p loops over the
+/// columns left of the panel) per request of a slice of the next block's
+/// lines, for a block of order n; 0: one slice per tile only. A tile below
+/// the diagonal of panel j0 runs j0 iterations, so one slice per tile put
+/// most of the requests in the first, short panels: half of the lines were
+/// requested by the time a fifth of the block's work was done (n = 32).
+/// A slice every `spacing` iterations as well spreads them over the work,
+/// as a stream with one request per line does. Measured against one slice
+/// per tile (10^4 problems, 2 threads, the two compiled into one process
+/// and taking turns call by call, 31 rounds, medians of the per-round
+/// ratios, same checksums; Intel Xeon VM with AVX-512), flushed: POTRF L =
+/// 8 doubles n = 8, 12, 16, 20, 24, 28, 32 1.03x, 1.14x, 1.07x, 1.08x,
+/// 1.07x, 1.09x, 1.00x; L = 16 1.15x, 1.05x, 1.12x, 1.10x, 1.03x, 1.07x,
+/// 1.05x; POSV (A's triangle and B requested) n = 8..32 L = 8 0.94-1.08x,
+/// L = 16 1.00-1.09x. The batch restored (partly in L3): POTRF 0.95-1.05x,
+/// POSV L = 8 n = 12..32 0.89-0.94x, L = 16 0.92-1.01x, the price of the
+/// flushed gain (POTRF and POSV stay 3-36x ahead of every peer there). One
+/// slice every iteration at n = 32 (0.95-0.97x in an earlier build) and
+/// below order 8 (warm n = 5, 6 0.92-0.96x) cost more than it gave.
+KOKKOS_INLINE_FUNCTION constexpr int potrf_prefetch_spacing(const int n) {
+  return n < 8 ? 0 : n <= 24 ? 1 : 2;
+}
+
+/// Whether update iteration p of a host tile requests a slice of the next
+/// block (potrf_prefetch_spacing, a power of two).
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool potrf_prefetch_at(const int p, const int spacing) {
+  return spacing != 0 && (p & (spacing - 1)) == 0;
+}
+
 /// Rows [i0, i0 + MR) of panel [j0, j0 + NB) below its diagonal tile, in
 /// registers: update from the columns left of the panel, then solve against
 /// the panel's diagonal tile (already in memory; its reciprocals in inv).
@@ -208,7 +237,9 @@ struct PotrfPanelLane {
 template <int MR, int NB, int L, class Member, class T, class BA>
 KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int i0, int j0,
                                                        const lane_index_t<T> (&done)[L],
-                                                       const T (&inv)[NB][L], const BA& A) {
+                                                       const T (&inv)[NB][L], const BA& A,
+                                                       BlockPrefetch& prefetch,
+                                                       const int spacing) {
   const index_t rs = A.rs, cs = A.cs, ls = index_t(value_of(A.ls));
   T acc[MR][NB][L];
   IBLA_IMPL_UNROLL
@@ -222,6 +253,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tile_host(const Member& member, int
   const T* pa = A.ptr(i0, 0);
   const T* pb = A.ptr(j0, 0);
   for (int p = 0; p < j0; ++p) {
+    if (potrf_prefetch_at(p, spacing)) prefetch.step();
     IBLA_IMPL_UNROLL
     for (int r = 0; r < MR; ++r)
       IBLA_IMPL_UNROLL
@@ -273,20 +305,22 @@ template <int NB, int L, class Member, class T, class BA>
 KOKKOS_FORCEINLINE_FUNCTION void potrf_below_tiles_host(const Member& member, const int j0,
                                                         const lane_index_t<T> (&done)[L],
                                                         const T (&inv)[NB][L], const BA& A,
-                                                        BlockPrefetch& prefetch) {
+                                                        BlockPrefetch& prefetch,
+                                                        const int spacing) {
   constexpr int MR = potrf_host_tile_rows<T, L>;
   const int n      = A.rows;
   int i0           = j0 + NB;
   for (; i0 + MR <= n; i0 += MR) {
     prefetch.step();
-    potrf_below_tile_host<MR, NB, L>(member, i0, j0, done, inv, A);
+    potrf_below_tile_host<MR, NB, L>(member, i0, j0, done, inv, A, prefetch, spacing);
   }
   // One-row tiles (potrf_host_tile_rows on AVX2) leave no partial tile.
   if constexpr (MR > 1) {
     if (i0 < n) {
       prefetch.step();
       detail::static_switch<MR - 1>(n - i0, [&](auto rows) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-        potrf_below_tile_host<decltype(rows)::value, NB, L>(member, i0, j0, done, inv, A);
+        potrf_below_tile_host<decltype(rows)::value, NB, L>(member, i0, j0, done, inv, A,
+                                                             prefetch, spacing);
       });
     }
   }
@@ -306,8 +340,8 @@ IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
 template <int NB, int L, class Member, class T, class BA>
 KOKKOS_INLINE_FUNCTION void potrf_below_tiles_operands_in_registers(
     const Member& member, const int j0, const lane_index_t<T> (&done)[L], const T (&inv)[NB][L],
-    const BA& A, BlockPrefetch& prefetch) {
-  potrf_below_tiles_host<NB, L>(member, j0, done, inv, A, prefetch);
+    const BA& A, BlockPrefetch& prefetch, const int spacing) {
+  potrf_below_tiles_host<NB, L>(member, j0, done, inv, A, prefetch, spacing);
 }
 IBLA_IMPL_OPERANDS_IN_REGISTERS_END
 
@@ -315,7 +349,8 @@ IBLA_IMPL_OPERANDS_IN_REGISTERS_END
 /// lane loop inside each statement (per-lane state in [L] arrays).
 template <int NB, int L, class Member, class BA, class BI>
 KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, const BA& A,
-                                                  const BI& info, BlockPrefetch& prefetch) {
+                                                  const BI& info, BlockPrefetch& prefetch,
+                                                  const int spacing) {
   using T          = std::remove_const_t<typename BA::value_type>;
   const int n      = A.rows;
   const index_t rs = A.rs, cs = A.cs, ls = index_t(value_of(A.ls));
@@ -334,6 +369,7 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
         for_each_lane(member, A.lanes, [&](const int l) { acc[r][c][l] = A(j0 + r, j0 + c, l); });
     const T* pa = A.ptr(j0, 0);
     for (int p = 0; p < j0; ++p) {
+      if (potrf_prefetch_at(p, spacing)) prefetch.step();
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NB; ++c)
         IBLA_IMPL_UNROLL
@@ -399,10 +435,11 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
   // A panel narrower than potrf_panel_cols is the last one: nothing below.
   if constexpr (NB == potrf_panel_cols) {
     if (j0 > 0) {
-      potrf_below_tiles_operands_in_registers<NB, L>(member, j0, done, inv, A, prefetch);
+      potrf_below_tiles_operands_in_registers<NB, L>(member, j0, done, inv, A, prefetch,
+                                                     spacing);
       return;
     }
-    potrf_below_tiles_host<NB, L>(member, j0, done, inv, A, prefetch);
+    potrf_below_tiles_host<NB, L>(member, j0, done, inv, A, prefetch, spacing);
   }
 }
 #endif
@@ -413,15 +450,17 @@ KOKKOS_FORCEINLINE_FUNCTION void potrf_panel_host(const Member& member, int j0, 
 /// lane counts) GCC left the runtime p loops scalar.
 template <int NB, class Member, class BA, class BI>
 KOKKOS_INLINE_FUNCTION void potrf_panel(const Member& member, int j0, const BA& A,
-                                        const BI& info, BlockPrefetch& prefetch) {
+                                        const BI& info, BlockPrefetch& prefetch,
+                                        const int spacing) {
 #if !IBLA_IMPL_DEVICE_PASS
   constexpr int L = fixed_lanes<typename BA::lane_count>::value;
   if constexpr (L > 0) {
-    potrf_panel_host<NB, L>(member, j0, A, info, prefetch);
+    potrf_panel_host<NB, L>(member, j0, A, info, prefetch, spacing);
   } else
 #endif
   {
     (void)prefetch;
+    (void)spacing;
     for_each_lane(member, A.lanes, PotrfPanelLane<NB, BA, BI>{j0, A, info});
   }
 }
@@ -444,16 +483,21 @@ KOKKOS_INLINE_FUNCTION void potrf_lower(const Member& member, const BA& A, const
                                         BlockPrefetch& prefetch) {
   constexpr int NB = potrf_panel_cols;
   constexpr int MR = potrf_below_tile_rows<BA>();
-  const int n      = A.rows;
-  index_t steps    = 0;
+  const int n       = A.rows;
+  const int spacing = potrf_prefetch_spacing(n);
+  index_t steps     = 0;
   for (int j0 = 0; j0 < n; j0 += NB) {
     const int below = n - j0 - NB;  // rows under the diagonal tile
-    steps += 1 + (below > 0 ? (below + MR - 1) / MR : 0);
+    const int tiles = 1 + (below > 0 ? (below + MR - 1) / MR : 0);
+    // One step before each tile, and one every `spacing` iterations of
+    // each tile's update over the j0 columns on the left.
+    steps += tiles;
+    if (spacing != 0) steps += index_t(tiles) * index_t((j0 + spacing - 1) / spacing);
   }
   prefetch.plan(steps);
   for (int j0 = 0; j0 < n; j0 += NB) {
     detail::static_switch<NB>(n - j0 < NB ? n - j0 : NB, [&](auto cols) {
-      potrf_panel<decltype(cols)::value>(member, j0, A, info, prefetch);
+      potrf_panel<decltype(cols)::value>(member, j0, A, info, prefetch, spacing);
     });
   }
 }
