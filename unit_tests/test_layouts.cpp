@@ -379,8 +379,8 @@ TEST(LaneBlock, FixedOrderBlockAddressesTheSameElements) {
 // block-interleaved batch: after `steps` calls of step() planned for
 // `steps`, exactly the lines that hold an element of the requested part
 // (the uplo triangle, or the whole block, which small blocks take for their
-// triangle too) have been requested, and nothing more comes after. Element
-// widths below, at and above a 64-byte line.
+// triangle too) have been requested, spread over the steps, and nothing
+// more comes after. Element widths below, at and above a 64-byte line.
 template <class T, unsigned L>
 void expect_prefetch_lines(const int n) {
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
@@ -407,9 +407,20 @@ void expect_prefetch_lines(const int n) {
       else prefetch.add_triangle(block, part == 0 ? ibla::Uplo::Lower : ibla::Uplo::Upper);
       prefetch.plan(steps);
       std::set<std::uintptr_t> got;
+      ibla::index_t last_requesting_step = -1;
       for (ibla::index_t s = 0; s < steps; ++s)
-        prefetch.step([&](const char* p) { got.insert(line(p)); });
+        prefetch.step([&](const char* p) {
+          got.insert(line(p));
+          last_requesting_step = s;
+        });
       EXPECT_EQ(got, want);
+      // Spread over the steps, not finished early: with many lines a step,
+      // the requests reach the last fifth of the steps (rounding steps down
+      // to a power of two, as plan() once did, ended them at step 1 of 3
+      // and 3 of 7).
+      if (ibla::index_t(want.size()) >= 16 * steps) {
+        EXPECT_GE(last_requesting_step, (4 * steps + 4) / 5 - 1);
+      }
       int after = 0;
       prefetch.step([&](const char*) { ++after; });
       EXPECT_EQ(after, 0);
