@@ -150,7 +150,7 @@ struct BlockPrefetch {
   }
   /// Spreads the lines over the `steps` calls of step() that follow: each
   /// range requests ceil(lines / steps) lines a step (at most one more), so
-  /// all are requested within those steps and its last ones near the last
+  /// all are requested within those steps, the last of them near the last
   /// step. One division a block (a fixed-point reciprocal of steps), not one
   /// a range: three integer divisions per block had been 15% of a 2 x 2
   /// GEMM's time. Rounding steps down to a power of two instead, as this
