@@ -163,7 +163,7 @@ struct BlockPrefetch {
   /// 1.15x, 1.16x, 1.13x, 1.12x, L = 16 n = 10, 14, 20 1.19x, 1.17x,
   /// 1.16x, the other orders 0.98-1.06x (16 and 32, powers of two, the
   /// same plan; n = 9 0.92x once, 0.98x twice in 41 rounds); warm GEMM n =
-  /// 20, 28 1.12-1.14x, L = 16 n = 10, 20 1.22x, 1.14x; TRSM, POTRF, POSV,
+  /// 20, 28 1.12x, 1.13x, L = 16 n = 10, 20 1.22x, 1.14x; TRSM, POTRF, POSV,
   /// GETRF and GESV 0.95-1.17x, around 1.
   KOKKOS_INLINE_FUNCTION void plan(const index_t steps) {
     if (ranges == 0) return;
