@@ -38,7 +38,10 @@ namespace impl {
 
 /// Batches smaller than this (all operands) stay in the private caches: on
 /// data already in cache the prefetch instructions cost more than they save
-/// (GEMM n = 8, 64 matrices: 18 -> 13 GFLOP/s measured).
+/// (GEMM n = 8, 64 matrices: 18 -> 13 GFLOP/s measured). Larger batches
+/// may be in the caches too, but neither a probe of a few of their lines
+/// per call nor timing each thread's teams with and without the requests
+/// chose well enough to keep (both lost flushed cells; perf_tests/RESULTS.md).
 inline constexpr size_t prefetch_above_bytes = size_t(1) << 20;
 
 /// A read prefetch of one line into the caches below L1 (where the compiler
