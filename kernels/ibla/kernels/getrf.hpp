@@ -753,9 +753,8 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_lanes_host(const Member& member, const BA& A,
     // lane's pivot element into row k and masked stores of row k into the
     // pivot rows (9 stores a column instead of 16 for L = 8; 0.81-0.94x;
     // zero-masked loads OR-ed together 0.76-0.90x, with scalar stores
-    // 0.90-1.05x),
-    // nor with the panel's update before the other columns' exchanges
-    // (0.98-1.03x).
+    // 0.90-1.05x), nor with the panel's update before the other columns'
+    // exchanges (0.98-1.03x).
     const int k0         = k - k % NB;
     const bool in_panel  = k0 + NB <= steps;
     const int update_end = in_panel ? k0 + NB : n;
