@@ -425,12 +425,14 @@ TYPED_TEST(EdgeSolvers, GetrfSingularAtFirstAndLastPivot) {
 TYPED_TEST(EdgeSolvers, TrsmDenormalDiagonalMatchesNetlibDivision) {
   using T      = typename TypeParam::value_type;
   using Layout = typename TypeParam::layout_type;
-  // n = 3: the host's register form for small triangles (trsm_registers_host),
-  // which leaves such a block to the tiles; n = 6: the tiles; n = 12 and 24 with one right-hand side: the one-column
-  // register form on block-interleaved layouts
-  // (trsm_one_column_registers_host), which leaves such a block to the tiles;
-  // nrhs = 5 at n = 6..24: the tiles with the block's reciprocals computed
-  // once (trsm_left), which leave such a block to reciprocals per tile row.
+  // n = 3 and 6: the host's register forms for small triangles
+  // (trsm_registers_fixed_order_host on block-interleaved layouts, then
+  // trsm_registers_host), which leave such a block to the tiles; n = 12
+  // and 24 with one right-hand side: trsm_registers_fixed_order_host on
+  // block-interleaved layouts, which leaves such a block to the tiles;
+  // nrhs = 3 and 5 at n = 12 and 24: the tiles with the block's reciprocals
+  // computed once (trsm_left), which leave such a block to reciprocals per
+  // tile row.
   for (int n : {3, 6, 12, 24})
     for (int nrhs : {1, 3, 5}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << " nrhs " << nrhs);

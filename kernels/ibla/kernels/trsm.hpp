@@ -376,9 +376,9 @@ template <class RowStride>
 inline constexpr int one_column_register_order =
     std::is_same<RowStride, index_t>::value || trsm_register_order > 16 ? trsm_register_order : 16;
 
-/// TRSM's one-column register form (trsm_one_column_registers_host) goes
-/// on to this order, past one_column_register_order, where A's row stride
-/// is the compile-time L. From about order 20 the column and A's operands
+/// TRSM's register form (trsm_registers_fixed_order_host) goes on with one
+/// right-hand side to this order, past one_column_register_order, where
+/// A's row stride is the compile-time L. From about order 20 the column and A's operands
 /// do not fit AVX-512's 32 vector registers, and GCC spills part of the
 /// column, but the form still reads A a column after another, front to
 /// back, which the hardware prefetcher follows; the tile form reads 4 rows
@@ -585,33 +585,57 @@ KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const
       });
 }
 
-/// trsm_registers_host for one right-hand side at orders past
-/// trsm_register_order, up to trsm_one_column_register_order, where A's row
-/// stride is the compile-time L (block-interleaved): A at constant offsets
-/// (fixed_order_block, see potrs_one_column_registers_host), op(A) = A^T
-/// through its transpose keeping the strides, so one lane form per
-/// triangle (lower) and op. The reciprocals of the diagonal are computed
-/// first; a block where one of them overflows is left untouched (false
-/// returned) to the tile form, which divides there. The same operations in
-/// the same order as the tile form on one column (same bits). The
-/// prefetch (batch-level TRSM: of the block two ahead, see
-/// one_column_prefetch_ahead) is requested after the solve, as POTRS's.
+/// trsm_registers_host where A's row stride is the compile-time L
+/// (block-interleaved), for every column of B up to trsm_register_order and
+/// for one right-hand side past it, up to trsm_one_column_register_order:
+/// A and B at constant offsets (fixed_order_block, see
+/// potrs_one_column_registers_host), op(A) = A^T through its transpose
+/// keeping the strides, so one lane form per triangle (lower) and op. The
+/// reciprocals of the diagonal are computed first; a block where one of
+/// them overflows is left untouched (false returned) to trsm_masked, which
+/// divides there. The same operations in the same order as the tile form
+/// on each column (same bits). The prefetch (batch-level TRSM) of one
+/// column is requested after the solve, as POTRS's, for the block two
+/// ahead (one_column_prefetch_ahead); of several, a share before each
+/// column (as register_columns_sharing_reciprocals), for the next block.
 /// Out of line, as POTRS's: one call per block.
+/// Up to trsm_register_order the blocks had taken trsm_masked's path
+/// (trsm_left, its runtime strides, its dispatch and frame sized for the
+/// tiles' reciprocals, then trsm_registers_host), which cost more than the
+/// arithmetic there. Measured in one process against it (ibla::trsm left
+/// lower non-unit, 10^4 problems, LayoutBlockInterleaved<L> doubles, 2
+/// threads, the two forms taking turns call by call, medians of the
+/// per-call ratios, same checksums; Intel Xeon VM, 2026-12-04), n = 2, 3,
+/// 4, 5, 6, 8, warm / flushed: one right-hand side L = 8 1.47x, 1.51x,
+/// 1.54x, 1.29x, 1.34x, 1.18x / 1.16x, 1.13x, 1.18x, 1.17x, 1.28x, 1.18x,
+/// L = 16 1.44x, 1.34x, 1.25x, 1.19x, 1.28x, 1.10x / 1.15x, 1.19x, 1.04x,
+/// 1.16x, 1.16x, 1.10x; nrhs = n L = 8 1.20-1.49x / 1.06-1.19x, L = 16
+/// 1.06-1.36x / 1.05-1.10x; n = 10 and 16 (code unchanged) 0.95-1.02x.
+/// Tried: one right-hand side at n = 5..8 with the prefetch one block
+/// ahead (flushed 0.99-1.14x), several with it after the solve (n = 8, L =
+/// 16, flushed 0.89-0.93x).
 template <int N, int L, class Member, class T, class BA, class BB>
-IBLA_IMPL_HOST_NOINLINE bool trsm_one_column_registers_host(const Member& member, const bool lower,
-                                                            const Op op, const bool unit,
-                                                            const T alpha, const BA& A,
-                                                            const BB& B, BlockPrefetch& prefetch) {
+IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& member,
+                                                             const bool lower, const Op op,
+                                                             const bool unit, const T alpha,
+                                                             const BA& A, const BB& B,
+                                                             BlockPrefetch& prefetch) {
   const auto Af = fixed_order_block<N>(A);
   T inv[N][L];
   if (diagonal_reciprocals_overflow(member, B.lanes, unit, Af, inv)) return false;
-  const auto Bf = fixed_order_block<N>(B);
+  const auto Bf      = fixed_order_block<N>(B);
+  const int cols     = B.cols;
+  const bool one_col = cols == 1;
   const AllLanes keep;
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-    for_each_lane(member, B.lanes,
-                  TrsmRegisterLane<N, decltype(is_lower)::value, L, T,
-                                   std::remove_cv_t<std::remove_reference_t<decltype(tri)>>,
-                                   decltype(Bf), AllLanes>{alpha, tri, Bf, keep, 0, {inv}});
+    if (!one_col) prefetch.plan(cols);
+    for (int j = 0; j < cols; ++j) {
+      if (!one_col) prefetch.step();
+      for_each_lane(member, B.lanes,
+                    TrsmRegisterLane<N, decltype(is_lower)::value, L, T,
+                                     std::remove_cv_t<std::remove_reference_t<decltype(tri)>>,
+                                     decltype(Bf), AllLanes>{alpha, tri, Bf, keep, j, {inv}});
+    }
   };
   if (op == Op::N) {
     if (lower) solve(Af, std::true_type{});
@@ -621,8 +645,10 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_one_column_registers_host(const Member& member
     if (lower) solve(At, std::true_type{});
     else solve(At, std::false_type{});
   }
-  prefetch.plan(1);
-  prefetch.step();
+  if (one_col) {
+    prefetch.plan(1);
+    prefetch.step();
+  }
   return true;
 }
 #endif
@@ -773,17 +799,22 @@ KOKKOS_INLINE_FUNCTION void trsm_masked(const Member& member, Side side, Uplo up
 }
 
 /// Whether a full host block whose triangle has this order, solved for
-/// `cols` columns, takes a one-column register form past
-/// trsm_register_order whose largest order is MaxOrder (TRSM's:
-/// trsm_one_column_register_order, POTRS's: one_column_register_order):
-/// the test of trsm_one_column_registers, and what batch-level TRSM and
-/// POTRS set their prefetch distance by (one_column_prefetch_ahead). False
-/// on device.
+/// `cols` columns, takes a register form of one right-hand side whose
+/// largest order is MaxOrder and which requests its prefetch after the
+/// solve (TRSM's trsm_registers_fixed_order_host, to
+/// trsm_one_column_register_order; POTRS's potrs_one_column_registers_host,
+/// to one_column_register_order, whose prefetch starts past
+/// potrs_prefetch_order): what batch-level TRSM and POTRS set their
+/// prefetch distance by (one_column_prefetch_ahead). Both forms need A's
+/// row stride to be the compile-time L, where MaxOrder is past
+/// trsm_register_order; with a runtime one it is trsm_register_order, and
+/// the forms that take the block request before their columns. False on
+/// device.
 template <int MaxOrder>
 KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t order,
                                                                const index_t cols) {
 #if !IBLA_IMPL_DEVICE_PASS
-  return cols == 1 && order > trsm_register_order && order <= MaxOrder &&
+  return MaxOrder > trsm_register_order && cols == 1 && order >= 1 && order <= MaxOrder &&
          detail::host_order_compiled(int(order));
 #else
   (void)order;
@@ -792,11 +823,12 @@ KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t ord
 #endif
 }
 
-/// TRSM (team::trsm, batch-level TRSM) of one right-hand side on a full
-/// host block whose triangle's order is past trsm_register_order (up to
-/// trsm_one_column_register_order) and A's row stride the compile-time L:
-/// trsm_one_column_registers_host, or trsm_masked where that leaves the
-/// block. Returns whether the block is done. The tile form it replaces
+/// TRSM (team::trsm, batch-level TRSM) on a full host block whose A's row
+/// stride is the compile-time L, with any number of right-hand sides up to
+/// trsm_register_order and one past it (up to
+/// trsm_one_column_register_order): trsm_registers_fixed_order_host, or
+/// trsm_masked where that leaves the block. Returns whether the block is
+/// done. Past trsm_register_order the tile form it replaces
 /// solved one column 1.3-2.5x slower (team::trsm on blocks in cache,
 /// orders 9..16; perf_tests/RESULTS.md), as GETRS's and POTRS's did, and ran out of cache
 /// at 0.6-0.9x of it at orders 17..24 (see trsm_one_column_register_order).
@@ -806,17 +838,19 @@ KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t ord
 /// nothing (a set of fixed-order forms in trsm_masked took the tests'
 /// factor_and_solve.cpp 1.7x as long to compile, see perf_tests/RESULTS.md).
 template <class Member, class T, class BA, class BB>
-KOKKOS_INLINE_FUNCTION bool trsm_one_column_registers(const Member& member, const Side side,
-                                                      const Uplo uplo, const Op trans,
-                                                      const Diag diag, const T alpha,
-                                                      const BA& A, const BB& B,
-                                                      BlockPrefetch& prefetch) {
+KOKKOS_INLINE_FUNCTION bool trsm_registers_fixed_order(const Member& member, const Side side,
+                                                       const Uplo uplo, const Op trans,
+                                                       const Diag diag, const T alpha,
+                                                       const BA& A, const BB& B,
+                                                       BlockPrefetch& prefetch) {
 #if !IBLA_IMPL_DEVICE_PASS
   constexpr int L     = fixed_lanes<typename BB::lane_count>::value;
   constexpr int order = trsm_one_column_register_order<typename BA::row_stride>;
   if constexpr (L > 0 && order > trsm_register_order) {
-    if (side != Side::Left || alpha == T(0) || !one_column_register_form<order>(B.rows, B.cols))
-      return false;
+    const bool form = B.cols >= 1 && B.rows >= 1 &&
+                      (B.rows <= trsm_register_order || B.cols == 1) && B.rows <= order &&
+                      detail::host_order_compiled(B.rows);
+    if (side != Side::Left || alpha == T(0) || !form) return false;
     // Only the thread that runs the host lane loops (see trsm_left); the
     // fallback below runs on it too.
     if (member.team_rank() != 0) return true;
@@ -824,9 +858,9 @@ KOKKOS_INLINE_FUNCTION bool trsm_one_column_registers(const Member& member, cons
     bool solved      = false;
     detail::static_switch<order>(B.rows, [&](auto n) {
       constexpr int N = decltype(n)::value;
-      if constexpr (N > trsm_register_order && detail::host_order_specialised<N>)
-        solved = trsm_one_column_registers_host<N, L>(member, lower, trans, diag == Diag::Unit,
-                                                      alpha, A, B, prefetch);
+      if constexpr (detail::host_order_specialised<N>)
+        solved = trsm_registers_fixed_order_host<N, L>(member, lower, trans, diag == Diag::Unit,
+                                                       alpha, A, B, prefetch);
     });
     if (!solved) trsm_masked(member, side, uplo, trans, diag, alpha, A, B, AllLanes{}, prefetch);
     return true;
@@ -851,7 +885,7 @@ KOKKOS_INLINE_FUNCTION void trsm(const Member& member, Side side, Uplo uplo, Op 
                                  const Scalar alpha, const BA& A, const BB& B) {
   using T = std::remove_const_t<typename BB::value_type>;
   impl::BlockPrefetch none;
-  if (!impl::trsm_one_column_registers(member, side, uplo, trans, diag, T(alpha), A, B, none))
+  if (!impl::trsm_registers_fixed_order(member, side, uplo, trans, diag, T(alpha), A, B, none))
     impl::trsm_masked(member, side, uplo, trans, diag, T(alpha), A, B, impl::AllLanes{}, none);
   team_sync(member);
 }
@@ -926,7 +960,7 @@ struct TrsmBlocks {
     }
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
-    if (!trsm_one_column_registers(member, side, uplo, trans, diag, alpha, a, b, prefetch))
+    if (!trsm_registers_fixed_order(member, side, uplo, trans, diag, alpha, a, b, prefetch))
       trsm_masked(member, side, uplo, trans, diag, alpha, a, b, AllLanes{}, prefetch);
     team_sync(member);
   }
