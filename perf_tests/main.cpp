@@ -28,7 +28,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -155,6 +158,27 @@ Options parse(int argc, char** argv) {
       std::fprintf(stderr, "ibla_bench: unknown mode %s\n", m.c_str());
       std::exit(2);
     }
+  // The files are written after the last cell, minutes later: a folder that
+  // does not exist or cannot be written must stop the run now, not lose it.
+  auto make_folder = [](const char* option, const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "ibla_bench: %s: cannot create %s: %s\n", option, dir.c_str(),
+                   ec.message().c_str());
+      std::exit(2);
+    }
+  };
+  if (!o.csv.empty()) {
+    make_folder("--csv", std::filesystem::path(o.csv).parent_path());
+    // Append mode: creates the file without emptying one that is there.
+    if (!std::ofstream(o.csv, std::ios::app)) {
+      std::fprintf(stderr, "ibla_bench: --csv: cannot write %s: %s\n", o.csv.c_str(),
+                   std::strerror(errno));
+      std::exit(2);
+    }
+  }
+  if (!o.plot.empty()) make_folder("--plot", o.plot);
   return o;
 }
 
@@ -591,7 +615,8 @@ bool print_row(const Row& row, const std::vector<std::string>& groups, int mode)
   return !noisy.empty();
 }
 
-void write_csv(const std::string& file, const std::vector<Row>& rows, const char* prec,
+// Returns false, having said why on stderr, when the file could not be written.
+bool write_csv(const std::string& file, const std::vector<Row>& rows, const char* prec,
                const Limits& lim) {
   std::ofstream f(file);
   f << "precision,op,n,nrhs,batch,mode,impl,variant,status,failed_problems,median_s,min_s,max_s,"
@@ -618,15 +643,18 @@ void write_csv(const std::string& file, const std::vector<Row>& rows, const char
         f << ',' << lim.peak_gflops << ',' << lim.bw_dram << ',' << lim.bw_l3 << ',' << lim.bw_l2
           << '\n';
       }
+  f.close();
+  if (!f) {
+    std::fprintf(stderr, "ibla_bench: --csv: writing %s failed\n", file.c_str());
+    return false;
+  }
+  return true;
 }
 
 void write_plots(const std::string& dir, const std::vector<Row>& rows,
                  const std::vector<std::string>& groups, const std::vector<bool>& mode_on,
                  const char* prec) {
-  if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) {
-    std::fprintf(stderr, "ibla_bench: cannot create %s\n", dir.c_str());
-    return;
-  }
+  // parse() has created dir.
   std::vector<std::string> names;
   for (const auto& r : rows)
     if (std::find(names.begin(), names.end(), r.c.name()) == names.end()) names.push_back(r.c.name());
@@ -824,12 +852,13 @@ int run_all(const Options& o) {
                 "fastest, so the machine was busy with something else during it; rerun "
                 "those cells before reading them\n",
                 total_noisy, total_noisy == 1 ? "" : "s", noisy_median_over_fastest);
+  bool written = true;
   if (!o.csv.empty()) {
-    write_csv(o.csv, rows, prec, lim);
-    std::printf("csv: %s\n", o.csv.c_str());
+    written = write_csv(o.csv, rows, prec, lim);
+    if (written) std::printf("csv: %s\n", o.csv.c_str());
   }
   if (!o.plot.empty()) write_plots(o.plot, rows, groups, mode_on, prec);
-  return total_fail == 0 ? 0 : 1;
+  return total_fail == 0 && written ? 0 : 1;
 }
 
 }  // namespace
