@@ -126,18 +126,31 @@ struct OmpLoop final : Impl<T> {
   void teardown() override { w = HostProblem<T>(); }
 };
 
+/// OpenBLAS makes each call on one thread, and the calling thread's OpenMP
+/// thread count is left as it was. In OpenBLAS's OpenMP build
+/// openblas_set_num_threads also calls omp_set_num_threads: until
+/// 2026-12-04 every `omp parallel` region the benchmark entered after it
+/// ran on one thread, so the OpenMP loop over OpenBLAS, LIBXSMM, Eigen and
+/// the packing of kk-simd+conv were measured on one thread, and the
+/// restores of every column's inputs were made by one thread.
+void openblas_one_thread_a_call() {
+  const int threads = omp_get_max_threads();
+  openblas_set_num_threads(1);
+  omp_set_num_threads(threads);
+}
+
 }  // namespace
 
 template <class T>
 void add_openblas(ImplList<T>& out) {
   // Each call runs serially on the thread of the parallel loop that makes it.
-  openblas_set_num_threads(1);
+  openblas_one_thread_a_call();
   out.push_back(std::make_unique<OmpLoop<T>>());
 }
 
 template <class T>
 void reference(const HostProblem<T>& in, HostProblem<T>& out) {
-  openblas_set_num_threads(1);
+  openblas_one_thread_a_call();
   copy_inputs(in, out);
   for (index_t b = 0; b < in.c.batch; ++b) solve_one(in.c, out, b);
 }

@@ -744,6 +744,14 @@ int run_all(const Options& o) {
   add_kokkos_kernels(impls);
   add_libxsmm(impls);
   add_eigen(impls);
+  // Every column and every restore of the inputs runs on the threads the
+  // limits were measured with: a peer library that changes the OpenMP
+  // thread count (OpenBLAS did, see impl_openblas.cpp) stops the run.
+  if (omp_get_max_threads() != lim.threads) {
+    std::fprintf(stderr, "ibla_bench: setting up the columns changed the OpenMP thread count from "
+                         "%d to %d\n", lim.threads, omp_get_max_threads());
+    return 1;
+  }
   std::vector<std::string> groups;
   for (const auto& g : group_order)
     if (o.impls.empty() || std::find(o.impls.begin(), o.impls.end(), g) != o.impls.end())
