@@ -617,11 +617,12 @@ bool print_row(const Row& row, const std::vector<std::string>& groups, int mode)
 
 // Returns false, having said why on stderr, when the file could not be written.
 bool write_csv(const std::string& file, const std::vector<Row>& rows, const char* prec,
-               const Limits& lim) {
+               const Limits& lim, const Limits& end) {
   std::ofstream f(file);
   f << "precision,op,n,nrhs,batch,mode,impl,variant,status,failed_problems,median_s,min_s,max_s,"
        "gflops,gflops_best_rep,gflops_worst_rep,bound_gflops,bound_level,fraction_of_bound,"
-       "reported,note,peak_gflops,bw_dram_gbs,bw_l3_gbs,bw_l2_gbs\n";
+       "reported,note,peak_gflops,bw_dram_gbs,bw_l3_gbs,bw_l2_gbs,peak_gflops_end,"
+       "bw_dram_gbs_end,bw_l3_gbs_end,bw_l2_gbs_end\n";
   for (const auto& row : rows)
     for (const auto& m : row.all)
       for (int mode = 0; mode < 2; ++mode) {
@@ -641,6 +642,7 @@ bool write_csv(const std::string& file, const std::vector<Row>& rows, const char
             << g / s.median / row.bound[mode] << ',' << reported << ",\"" << m.note << "\"";
         }
         f << ',' << lim.peak_gflops << ',' << lim.bw_dram << ',' << lim.bw_l3 << ',' << lim.bw_l2
+          << ',' << end.peak_gflops << ',' << end.bw_dram << ',' << end.bw_l3 << ',' << end.bw_l2
           << '\n';
       }
   f.close();
@@ -703,6 +705,41 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows,
                          "and script are in %s\n", dir.c_str());
   } else {
     std::printf("plots: %s/*.png\n", dir.c_str());
+  }
+}
+
+/// A limit that moved by more than this between the start and the end of
+/// the run is reported.
+constexpr double limit_moved_above = 1.15;
+
+/// The limits measured again after the last cell, and each that moved by
+/// more than limit_moved_above. The bounds are the start's (as the table
+/// printed them), so cells measured while a limit was lower read lower
+/// fractions. Seen on a shared 2-core AMD EPYC VM (2026-12-04): a DRAM
+/// triad of 50 GB/s in a process started after the VM had been idle, and of
+/// 83-91 GB/s once it had been busy for a while, the round trip of a cache
+/// line between the two threads' cores being 105-133 ns in the first state
+/// and 325-358 ns in the second (standalone driver, 6-8 runs each): the
+/// hypervisor places the two vCPUs closer or further apart over time, and
+/// the bandwidth follows.
+void report_limits_moved(const Limits& start, const Limits& end) {
+  std::printf("limits at the end: peak %.1f GFLOP/s, triad bandwidth DRAM %.1f GB/s, L3 %.1f "
+              "GB/s, L2 %.1f GB/s\n",
+              end.peak_gflops, end.bw_dram, end.bw_l3, end.bw_l2);
+  const struct {
+    const char* name;
+    double start, end;
+  } limits[] = {{"peak", start.peak_gflops, end.peak_gflops},
+                {"DRAM bandwidth", start.bw_dram, end.bw_dram},
+                {"L3 bandwidth", start.bw_l3, end.bw_l3},
+                {"L2 bandwidth", start.bw_l2, end.bw_l2}};
+  for (const auto& l : limits) {
+    const double ratio = l.end / l.start;
+    if (ratio > limit_moved_above || ratio < 1 / limit_moved_above)
+      std::printf("the %s moved from %.1f to %.1f (%+.0f%%) during the run: the bounds above "
+                  "are the start's, so cells that ran at the other value read fractions off by "
+                  "up to that much; the columns of a row ran back to back and compare\n",
+                  l.name, l.start, l.end, 100 * (ratio - 1));
   }
 }
 
@@ -860,9 +897,11 @@ int run_all(const Options& o) {
                 "fastest, so the machine was busy with something else during it; rerun "
                 "those cells before reading them\n",
                 total_noisy, total_noisy == 1 ? "" : "s", noisy_median_over_fastest);
+  const Limits end_lim = measure_limits(o.quick, std::is_same_v<T, float>);
+  report_limits_moved(lim, end_lim);
   bool written = true;
   if (!o.csv.empty()) {
-    written = write_csv(o.csv, rows, prec, lim);
+    written = write_csv(o.csv, rows, prec, lim, end_lim);
     if (written) std::printf("csv: %s\n", o.csv.c_str());
   }
   if (!o.plot.empty()) write_plots(o.plot, rows, groups, mode_on, prec);
