@@ -654,8 +654,11 @@ struct GemmBlocks {
                        A.extent(2) == n);
     BlockPrefetch prefetch;
     if (!tiny) prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
-    gemm_block(member, transA, transB, alpha, lane_block(A, first, lanes),
-               lane_block(B, first, lanes), beta, lane_block(C, first, lanes), prefetch);
+    const auto a = lane_block(A, first, lanes);
+    const auto b = lane_block(B, first, lanes);
+    const auto c = lane_block(C, first, lanes);
+    touch_in_order(a, b, c);
+    gemm_block(member, transA, transB, alpha, a, b, beta, c, prefetch);
   }
 };
 }  // namespace impl
