@@ -303,10 +303,27 @@ inline constexpr bool gemm_single_tile_loads_c_first =
 /// 25.4 -> 32.0, 7 28.5 -> 32.5, 8 33.5 -> 37.2, 9 25.9 -> 39.6, 10 28.2 ->
 /// 31.9. At n = 12 the sequence was no faster (18.9 both ways), so not
 /// beyond 10.
+/// With 32 registers, orders 9..11 too (4 x 4 tiles, their next-block
+/// requests planned over the tiles, see gemm_whole_block_prefetch_order).
+/// Measured on AVX-512 Zen 5 (micro-driver: ibla::gemm NN, beta 0.5, 2
+/// threads, 400 calls of 10 each, medians of 3 alternated runs, GFLOP/s)
+/// against the loops: double (L = 8) on 256 problems n = 9 90-92 -> 111-113,
+/// 10 100-103 -> 121-122, 11 89-115 -> 115-126; on 1024 and 4000
+/// problems (L3) 1.05-1.24x at n = 9..11; float (L = 16) on 256
+/// problems n = 9 64-72 -> 73-84, 10 69-84 -> 113, 11 84-92 -> 118-131,
+/// on 2048 n = 9 133-137 -> 157-161, 10 141-145 -> 176-179, 11 152-161
+/// -> 181-184. From memory (ibla_bench, 10^4 problems, 6-8 alternated
+/// runs, medians) within the runs' spread, which the unchanged two-register
+/// blocks (L = 16 doubles, 32 floats) in the same runs show: double L = 8
+/// flushed 1.01-1.11x, warm 0.97-1.02x (L = 16: 0.90-1.13x); float L = 16
+/// flushed 0.90-1.06x, warm 0.98-1.05x (L = 32: 0.85-1.38x). Order 12 was
+/// 1.01-1.04x in cache; with its next-block requests as whole blocks (as
+/// up to 8) orders 9..12 lost from memory (warm 0.72-0.92x). The tests'
+/// GEMM instance unit compiles in 56 s against 29 s.
 template <class T, int L>
 inline constexpr int gemm_fixed_order =
     L <= 0 || IBLA_IMPL_DEVICE_PASS       ? 0
-    : host_has_wide_register_file         ? (host_registers_per_value<T, L> == 1 ? 8 : 0)
+    : host_has_wide_register_file         ? (host_registers_per_value<T, L> == 1 ? 11 : 0)
     : host_registers_per_value<T, L> == 1 ? 10
     : host_registers_per_value<T, L> == 2 ? 4
                                           : 0;
@@ -336,18 +353,27 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
    ...);
 }
 
+/// The largest order of gemm_order_tiles whose blocks of compile-time
+/// strides request the next block as whole blocks of a known size
+/// (step_whole_blocks); above it the requests are planned over the tiles,
+/// as in gemm_tile_grid's loops. With 32 registers that is 8, the order
+/// up to which the sequences were measured with whole blocks: orders
+/// 9..12 lost from memory with them (see gemm_fixed_order).
+inline constexpr int gemm_whole_block_prefetch_order = host_has_wide_register_file ? 8 : 32;
+
 /// A square GEMM of compile-time order N: the tiles of gemm_tiles' loops
 /// (columns of tiles outer, rows inner) with their extents known at compile
 /// time, so the tile loops and the dispatch on a tile's extents are
 /// straight-line code. Blocks of compile-time strides (gemm_fixed_order_nn)
-/// are whole blocks of a known size, so their prefetch needs no plan.
+/// are whole blocks of a known size, so their prefetch needs no plan (up
+/// to gemm_whole_block_prefetch_order).
 template <int N, int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles(const Member& member, const T alpha,
                                                   const BA& A, const BB& B, const T beta,
                                                   const BC& C, BlockPrefetch& prefetch) {
   constexpr int tiles = ((N + MR - 1) / MR) * ((N + NR - 1) / NR);
   constexpr index_t block_bytes =
-      std::is_same<typename BC::col_stride, index_t>::value
+      std::is_same<typename BC::col_stride, index_t>::value || N > gemm_whole_block_prefetch_order
           ? 0
           : index_t(N) * N * fixed_lanes<typename BC::lane_count>::value * index_t(sizeof(T));
   if constexpr (block_bytes == 0) prefetch.plan(tiles);
@@ -535,9 +561,9 @@ inline constexpr bool gemm_fixed_order_nn_applies =
 /// were runtime values: at order 5 (AVX2, L = 4 doubles) they and the
 /// tiles' pointers took more registers than the 16 GPRs, and GCC spilled
 /// them (117 stack moves in the sequence's 1,074 instructions). Its prefetch
-/// of the next block is step_whole_blocks: plan() and step() had been about
-/// 600 instructions a block at order 5, as many as the GEMM itself
-/// (callgrind). Transposed operands keep the runtime-stride tiles below: one
+/// of the next block is step_whole_blocks up to
+/// gemm_whole_block_prefetch_order: plan() and step() had been about 600
+/// instructions a block at order 5, as many as the GEMM itself (callgrind). Transposed operands keep the runtime-stride tiles below: one
 /// type per combination of ops would compile the sequences four times.
 template <class Member, class T, class BA, class BB, class BC>
 KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int n, const T alpha,
