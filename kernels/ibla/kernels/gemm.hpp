@@ -311,7 +311,7 @@ inline constexpr bool gemm_single_tile_loads_c_first =
 /// 10 100-103 -> 121-122, 11 89-115 -> 115-126; on 1024 and 4000
 /// problems (L3) 1.05-1.24x at n = 9..11; float (L = 16) on 256
 /// problems n = 9 64-72 -> 73-84, 10 69-84 -> 113, 11 84-92 -> 118-131,
-/// on 2048 n = 9 133-137 -> 157-161, 10 141-145 -> 176-179, 11 152-161
+/// on 2048 n = 9 133-137 -> 157-161, 10 140-145 -> 176-179, 11 152-161
 /// -> 181-184. From memory (ibla_bench, 10^4 problems, 6-8 alternated
 /// runs, medians) within the runs' spread, which the unchanged two-register
 /// blocks (L = 16 doubles, 32 floats) in the same runs show: double L = 8
@@ -563,8 +563,9 @@ inline constexpr bool gemm_fixed_order_nn_applies =
 /// them (117 stack moves in the sequence's 1,074 instructions). Its prefetch
 /// of the next block is step_whole_blocks up to
 /// gemm_whole_block_prefetch_order: plan() and step() had been about 600
-/// instructions a block at order 5, as many as the GEMM itself (callgrind). Transposed operands keep the runtime-stride tiles below: one
-/// type per combination of ops would compile the sequences four times.
+/// instructions a block at order 5, as many as the GEMM itself
+/// (callgrind). Transposed operands keep the runtime-stride tiles below:
+/// one type per combination of ops would compile the sequences four times.
 template <class Member, class T, class BA, class BB, class BC>
 KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int n, const T alpha,
                                                 const BA& A, const BB& B, const T beta,
