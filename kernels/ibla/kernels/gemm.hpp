@@ -312,14 +312,20 @@ inline constexpr bool gemm_single_tile_loads_c_first =
 /// problems (L3) 1.05-1.24x at n = 9..11; float (L = 16) on 256
 /// problems n = 9 64-72 -> 73-84, 10 69-84 -> 113, 11 84-92 -> 118-131,
 /// on 2048 n = 9 133-137 -> 157-161, 10 140-145 -> 176-179, 11 152-161
-/// -> 181-184. From memory (ibla_bench, 10^4 problems, 6-8 alternated
-/// runs, medians) within the runs' spread, which the unchanged two-register
-/// blocks (L = 16 doubles, 32 floats) in the same runs show: double L = 8
-/// flushed 1.01-1.11x, warm 0.97-1.02x (L = 16: 0.90-1.13x); float L = 16
-/// flushed 0.90-1.06x, warm 0.98-1.05x (L = 32: 0.85-1.38x). Order 12 was
-/// 1.01-1.04x in cache; with its next-block requests as whole blocks (as
-/// up to 8) orders 9..12 lost from memory (warm 0.72-0.92x). The tests'
-/// GEMM instance unit compiles in 56 s against 29 s.
+/// -> 181-184. The blocks of two registers a value (L = 16 doubles, 32
+/// floats) take these orders too, a register of lanes at a time
+/// (gemm_lane_group_lanes, gemm_fixed_order_nn_order): in cache double L =
+/// 16 on 256 problems n = 9 79-81 -> 108-111, 10 88-90 -> 118-119, 11
+/// 93-96 -> 117-118, on 2048 1.10-1.36x; float L = 32 on 512 problems n =
+/// 9 162-165 -> 227-232, 10 176-178 -> 240-246, 11 188-190 -> 239-242, on
+/// 4096 1.19-1.40x (orders 8 and 12, unchanged, 0.97-1.06x). From memory
+/// (ibla_bench, 10^4 problems, 6-8 alternated runs, medians) within the
+/// runs' spread: double L = 8 flushed 1.01-1.11x, warm 0.97-1.02x, L = 16
+/// 0.90-1.13x; float L = 16 flushed 0.90-1.06x, warm 0.98-1.05x, L = 32
+/// 0.85-1.38x, with order 12 (unchanged there) at 0.98-1.16x. Order 12
+/// was 1.01-1.04x in cache; with the next-block requests of the one-register
+/// blocks as whole blocks (as up to 8) orders 9..12 lost from memory (warm
+/// 0.72-0.92x). The tests' GEMM instance unit compiles in 56 s against 29 s.
 template <class T, int L>
 inline constexpr int gemm_fixed_order =
     L <= 0 || IBLA_IMPL_DEVICE_PASS       ? 0
@@ -358,7 +364,9 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
 /// (step_whole_blocks); above it the requests are planned over the tiles,
 /// as in gemm_tile_grid's loops. With 32 registers that is 8, the order
 /// up to which the sequences were measured with whole blocks: orders
-/// 9..12 lost from memory with them (see gemm_fixed_order).
+/// 9..12 lost from memory with them (see gemm_fixed_order). The lane
+/// groups of gemm_order_tiles_by_lane_group request whole blocks at every
+/// order (at 9..11, from memory, within the spread, see gemm_fixed_order).
 inline constexpr int gemm_whole_block_prefetch_order = host_has_wide_register_file ? 8 : 32;
 
 /// A square GEMM of compile-time order N: the tiles of gemm_tiles' loops
