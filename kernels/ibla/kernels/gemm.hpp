@@ -362,7 +362,9 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
 /// The largest order of gemm_order_tiles whose blocks of compile-time
 /// strides request the next block as whole blocks of a known size
 /// (step_whole_blocks); above it the requests are planned over the tiles,
-/// as in gemm_tile_grid's loops. With 32 registers that is 8, the order
+/// as in gemm_tile_grid's loops. With 16 registers it is every order (32,
+/// the largest; their sequences stop at 10 and were measured so). With 32
+/// registers it is 8, the order
 /// up to which the sequences were measured with whole blocks: orders
 /// 9..12 lost from memory with them (see gemm_fixed_order). The lane
 /// groups of gemm_order_tiles_by_lane_group request whole blocks at every
