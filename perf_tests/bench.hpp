@@ -85,8 +85,18 @@ struct HostProblem {
   bool has_ipiv() const { return c.op == OpKind::getrf || c.op == OpKind::gesv; }
   bool has_info() const { return c.op != OpKind::gemm && c.op != OpKind::trsm; }
   int b_cols() const { return c.op == OpKind::gemm ? c.n : c.nrhs; }
+  /// Whether the operation overwrites A, B (C, where there is one, always):
+  /// GEMM and TRSM only read A, GEMM B too.
+  bool writes_A() const { return c.op != OpKind::gemm && c.op != OpKind::trsm; }
+  bool writes_B() const { return has_B() && c.op != OpKind::gemm; }
   void allocate(const Case& cs);
 };
+
+/// Copies every operand of from (A, and B and C where the case has them)
+/// into to's (the pristine inputs into working storage, a working set's
+/// results into a fetched copy).
+template <class T>
+void copy_operands(const HostProblem<T>& from, HostProblem<T>& to);
 
 /// A memory range the timed run touches: flushed before each cold repetition.
 struct Span {
@@ -115,7 +125,9 @@ struct Impl {
   virtual std::string note(const Case&) const { return ""; }
   /// Allocate working storage for the case; `in` stays alive until fetch.
   virtual void setup(const HostProblem<T>& in) = 0;
-  /// Working operands <- the pristine inputs (not timed).
+  /// Working operands <- the pristine inputs (not timed), all of them: a
+  /// copy of those the operation only reads is not needed for the results,
+  /// but warm runs measured faster after it (perf_tests/RESULTS.md).
   virtual void restore() = 0;
   /// Every range the timed run reads or writes.
   virtual void spans(std::vector<Span>& out) const = 0;

@@ -100,6 +100,16 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes) {
   }
 }
 
+template <class T>
+void copy_operands(const HostProblem<T>& from, HostProblem<T>& to) {
+  parallel_copy(to.A.data(), from.A.data(), from.A.bytes());
+  if (from.has_B()) parallel_copy(to.B.data(), from.B.data(), from.B.bytes());
+  if (from.has_C()) parallel_copy(to.C.data(), from.C.data(), from.C.bytes());
+}
+
+template void copy_operands(const HostProblem<float>&, HostProblem<float>&);
+template void copy_operands(const HostProblem<double>&, HostProblem<double>&);
+
 void flush_spans(const std::vector<Span>& spans) {
   // Every thread flushes a share of the lines, then fences its own flushes.
   // clflushopt evicts the line from every cache of the coherence domain, so

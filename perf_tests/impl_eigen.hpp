@@ -97,11 +97,7 @@ struct EigenFixed final : Impl<T> {
     w.allocate(input.c);
     if (w.has_ipiv()) perm.assign(std::size_t(input.c.batch) * input.c.n, 0);
   }
-  void restore() override {
-    parallel_copy(w.A.data(), in->A.data(), in->A.bytes());
-    if (w.has_B()) parallel_copy(w.B.data(), in->B.data(), in->B.bytes());
-    if (w.has_C()) parallel_copy(w.C.data(), in->C.data(), in->C.bytes());
-  }
+  void restore() override { copy_operands(*in, w); }
   void spans(std::vector<Span>& out) const override {
     out.push_back({w.A.data(), w.A.bytes()});
     if (w.has_B()) out.push_back({w.B.data(), w.B.bytes()});

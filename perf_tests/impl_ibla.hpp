@@ -138,15 +138,12 @@ struct NativeSet {
   /// Inputs <- strided storage (or outputs -> strided storage with to_native false).
   void convert(const Exec& exec, const HostProblem<T>& p, bool to_native, bool outputs_only) const {
     const Case& c = p.c;
-    const OpKind op = c.op;
-    const bool a_out = op != OpKind::gemm && op != OpKind::trsm;
-    const bool b_out = op == OpKind::trsm || op == OpKind::posv || op == OpKind::gesv;
     auto move = [&](auto s, auto n) {
       if (to_native) ibla::convert(exec, s, n);
       else ibla::convert(exec, n, s);
     };
-    if (!outputs_only || a_out) move(strided(p.A.data(), c.batch, c.n, c.n), A);
-    if (p.has_B() && (!outputs_only || b_out)) move(strided(p.B.data(), c.batch, c.n, p.b_cols()), B);
+    if (!outputs_only || p.writes_A()) move(strided(p.A.data(), c.batch, c.n, c.n), A);
+    if (p.has_B() && (!outputs_only || p.writes_B())) move(strided(p.B.data(), c.batch, c.n, p.b_cols()), B);
     if (p.has_C()) move(strided(p.C.data(), c.batch, c.n, c.n), C);
     if (!to_native && p.has_ipiv()) ibla::convert(exec, ipiv, strided2(p.ipiv.data(), c.batch, c.n));
     if (!to_native && p.has_info()) ibla::convert(exec, info, strided1(p.info.data(), c.batch));
@@ -231,11 +228,7 @@ struct IblaConvert final : Impl<T> {
     user.allocate(input.c);
     scratch.allocate(input);
   }
-  void restore() override {
-    parallel_copy(user.A.data(), in->A.data(), in->A.bytes());
-    if (in->has_B()) parallel_copy(user.B.data(), in->B.data(), in->B.bytes());
-    if (in->has_C()) parallel_copy(user.C.data(), in->C.data(), in->C.bytes());
-  }
+  void restore() override { copy_operands(*in, user); }
   void spans(std::vector<Span>& out) const override {
     out.push_back({user.A.data(), user.A.bytes()});
     if (user.has_B()) out.push_back({user.B.data(), user.B.bytes()});

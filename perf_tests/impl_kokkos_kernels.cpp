@@ -94,13 +94,6 @@ void fill_nopiv_outputs(HostProblem<T>& out) {
 }
 
 template <class T>
-void copy_operands(const HostProblem<T>& from, HostProblem<T>& to) {
-  parallel_copy(to.A.data(), from.A.data(), from.A.bytes());
-  if (from.has_B()) parallel_copy(to.B.data(), from.B.data(), from.B.bytes());
-  if (from.has_C()) parallel_copy(to.C.data(), from.C.data(), from.C.bytes());
-}
-
-template <class T>
 void operand_spans(const HostProblem<T>& p, std::vector<Span>& out) {
   out.push_back({p.A.data(), p.A.bytes()});
   if (p.has_B()) out.push_back({p.B.data(), p.B.bytes()});
@@ -290,14 +283,12 @@ struct KKSimdConvert final : Impl<T> {
   }
   void run() override {
     const Case& c = user.c;
-    const bool a_out = c.op != OpKind::gemm && c.op != OpKind::trsm;
-    const bool b_out = c.op == OpKind::trsm || c.op == OpKind::gesv;
     pack(user.A.data(), scratch.A, c.batch, c.n, c.n, pad_of<T>(c));
     if (user.has_B()) pack(user.B.data(), scratch.B, c.batch, c.n, user.b_cols(), T(0));
     if (user.has_C()) pack(user.C.data(), scratch.C, c.batch, c.n, c.n, T(0));
     run_packs<T, Algo>(c, scratch);
-    if (a_out) unpack(scratch.A, user.A.data(), c.batch, c.n, c.n);
-    if (b_out) unpack(scratch.B, user.B.data(), c.batch, c.n, user.b_cols());
+    if (user.writes_A()) unpack(scratch.A, user.A.data(), c.batch, c.n, c.n);
+    if (user.writes_B()) unpack(scratch.B, user.B.data(), c.batch, c.n, user.b_cols());
     if (user.has_C()) unpack(scratch.C, user.C.data(), c.batch, c.n, c.n);
   }
   void fetch(HostProblem<T>& out) override {

@@ -51,11 +51,7 @@ struct Xsmm final : Impl<T> {
     kernel = Kernel<T>::get(input.c.n);
     if (kernel == nullptr) throw std::runtime_error("libxsmm: no kernel for this size");
   }
-  void restore() override {
-    parallel_copy(w.A.data(), in->A.data(), in->A.bytes());
-    parallel_copy(w.B.data(), in->B.data(), in->B.bytes());
-    parallel_copy(w.C.data(), in->C.data(), in->C.bytes());
-  }
+  void restore() override { copy_operands(*in, w); }
   void spans(std::vector<Span>& out) const override {
     out.push_back({w.A.data(), w.A.bytes()});
     out.push_back({w.B.data(), w.B.bytes()});

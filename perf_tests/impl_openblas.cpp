@@ -83,13 +83,6 @@ inline void solve_one(const Case& c, const HostProblem<T>& p, index_t b) {
 }
 
 template <class T>
-void copy_inputs(const HostProblem<T>& in, HostProblem<T>& w) {
-  parallel_copy(w.A.data(), in.A.data(), in.A.bytes());
-  if (in.has_B()) parallel_copy(w.B.data(), in.B.data(), in.B.bytes());
-  if (in.has_C()) parallel_copy(w.C.data(), in.C.data(), in.C.bytes());
-}
-
-template <class T>
 void copy_outputs(const HostProblem<T>& w, HostProblem<T>& out) {
   parallel_copy(out.A.data(), w.A.data(), w.A.bytes());
   if (w.has_B()) parallel_copy(out.B.data(), w.B.data(), w.B.bytes());
@@ -108,7 +101,7 @@ struct OmpLoop final : Impl<T> {
     in = &input;
     w.allocate(input.c);
   }
-  void restore() override { copy_inputs(*in, w); }
+  void restore() override { copy_operands(*in, w); }
   void spans(std::vector<Span>& out) const override {
     out.push_back({w.A.data(), w.A.bytes()});
     if (w.has_B()) out.push_back({w.B.data(), w.B.bytes()});
@@ -151,7 +144,7 @@ void add_openblas(ImplList<T>& out) {
 template <class T>
 void reference(const HostProblem<T>& in, HostProblem<T>& out) {
   openblas_one_thread_a_call();
-  copy_inputs(in, out);
+  copy_operands(in, out);
   for (index_t b = 0; b < in.c.batch; ++b) solve_one(in.c, out, b);
 }
 
