@@ -56,18 +56,25 @@
 
 namespace ibla {
 
+/// host_has_mask_registers: whether the host's vector compares give their
+/// results in mask registers (AVX-512's 8 k registers) rather than in
+/// vector registers (see rows_match_mask).
 #if defined(__AVX512F__)
 inline constexpr int host_simd_bytes     = 64;
 inline constexpr int host_simd_registers = 32;
+inline constexpr bool host_has_mask_registers = true;
 #elif defined(__AVX__)
 inline constexpr int host_simd_bytes     = 32;
 inline constexpr int host_simd_registers = 16;
+inline constexpr bool host_has_mask_registers = false;
 #elif defined(__aarch64__)
 inline constexpr int host_simd_bytes     = 16;  // NEON (SVE widths are not known at compile time)
 inline constexpr int host_simd_registers = 32;
+inline constexpr bool host_has_mask_registers = false;
 #else
 inline constexpr int host_simd_bytes     = 16;  // SSE2, the x86-64 baseline
 inline constexpr int host_simd_registers = 16;
+inline constexpr bool host_has_mask_registers = false;
 #endif
 
 /// Whether the host has registers enough for 4 x 4 accumulator tiles plus

@@ -108,7 +108,9 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_lane(T (&b)[N], const BP& ipiv,
     // load that GCC's dependence analysis rejected, and the whole lane loop
     // stayed scalar.
     const Index stored = Index(ipiv(k, 0, l) - 1);
-    swap_rows_in_registers<k>(b, swaps ? stored : Index(k));
+    // Masks from compares (L unknown here: 0); the arithmetic masks were
+    // measured on GETRF's columns only (swap_rows_by_arithmetic_masks).
+    swap_rows_in_registers<k, 0>(b, swaps ? stored : Index(k));
     laswp_registers_lane<N, Forward, S + 1>(b, ipiv, l, swaps);
   }
 }

@@ -1275,21 +1275,58 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
   return true;
 }
 
+/// Whether swap_rows_in_registers takes the masks of its selects from
+/// rows_match_mask (integer arithmetic, the masks in vector registers)
+/// for a column of N rows of L lanes of T, rather than from compares (the
+/// masks in AVX-512's mask registers, which getrf_crout_pivoted_host's
+/// columns spilled to the stack and reloaded: 402 kmovb at n = 8). Where
+/// a value takes one register, from order 4 to 11. Random input, GETRF
+/// micro-driver (ibla::getrf on 10^4 problems, 2 threads, medians of 200
+/// calls, 3 processes each, GFLOP/s, compares -> arithmetic), Zen 5 VM:
+/// L = 8 doubles n = 4 14.0-14.4 -> 14.6-15.0, 5 16.6-17.5 -> 17.0-17.8,
+/// 6 the same, 7 19.3-19.7 -> 21.1-21.3, 8 19.9-21.0 -> 23.0-23.2, 9
+/// 20.0-21.0 -> 20.8-21.4, 10 12.4 -> 20.8-21.7, 11 20.6-21.2 ->
+/// 21.0-22.1; L = 16 floats n = 6 31.1-37.0 -> 37.2-37.5, 7 40.7-41.8 ->
+/// 43.0-43.7, 9 42.0-42.6 -> 45.0-45.3, 11 40.9-41.3 -> 44.1-45.9, 8 and
+/// 10 within 3%. The compare form at n = 10 ran at 22.7-23.9 in the
+/// session's first runs and at 12.0-12.5 in every run after (the same
+/// binary), the arithmetic form at 20.8-24.9 in both. Not kept: n = 3
+/// (0.97x), n = 12 (13.5-16.9 against 21.6-22.1: the 12 rows and their
+/// masks spilled, 2483 register moves against 688), two registers a value
+/// (L = 16 doubles: n = 8 1.03-1.07x, 9..12 0.91-0.98x), and the masks of
+/// getrf_register_steps (L = 16 doubles n = 3, 4 0.83-0.95x). ibla_bench
+/// (GETRF and GESV, n = 2..12, 10^4 problems, 4 alternated runs, double
+/// and float) put the forms within its runs' spread but for n = 8, where
+/// the compare form ran at 12-14 GFLOP/s in those runs and this one at
+/// 20-22.
+template <class T, int L, int N>
+inline constexpr bool swap_rows_by_arithmetic_masks =
+    host_has_mask_registers && L > 0 && host_registers_per_value<T, L> == 1 && N >= 4 &&
+    N <= 11;
+
 /// Rows K and p of the register column c exchanged, p >= K being a lane's
 /// own pivot row: selects over the rows below K, so that no lane needs an
 /// address of its own (as in getrf_register_steps). K is a template
 /// parameter so that every index into c is a compile-time constant: with a
 /// loop index, GCC left the loop of the 12 x 12 form rolled, c went to
-/// memory and the lane loop stayed scalar (6x slower).
-template <int K, int N, class T, class Index>
+/// memory and the lane loop stayed scalar (6x slower). L: the lanes of the
+/// block (0 where not known), which with N picks how the selects' masks
+/// are made (swap_rows_by_arithmetic_masks).
+template <int K, int L, int N, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void swap_rows_in_registers(T (&c)[N], const Index p) {
   const T row_k = c[K];
   T to_k        = row_k;
   IBLA_IMPL_UNROLL
   for (int i = K + 1; i < N; ++i) {
-    const bool here = p == Index(i);
-    to_k            = select_bits(here, c[i], to_k);
-    c[i]            = select_bits(here, row_k, c[i]);
+    if constexpr (swap_rows_by_arithmetic_masks<T, L, N>) {
+      const select_mask_t<T> here = rows_match_mask<T>(p, Index(i));
+      to_k                        = select_by_mask(here, c[i], to_k);
+      c[i]                        = select_by_mask(here, row_k, c[i]);
+    } else {
+      const bool here = p == Index(i);
+      to_k            = select_bits(here, c[i], to_k);
+      c[i]            = select_bits(here, row_k, c[i]);
+    }
   }
   c[K] = to_k;
 }
@@ -1301,7 +1338,7 @@ template <int K, int N, int L, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_step(T (&c)[N], const T (&W)[N][N][L],
                                                           const Index (&pivot_row)[N],
                                                           const int l) {
-  swap_rows_in_registers<K>(c, pivot_row[K]);
+  swap_rows_in_registers<K, L>(c, pivot_row[K]);
   IBLA_IMPL_UNROLL
   for (int i = K + 1; i < N; ++i) c[i] = fused_mul_add(-W[i][K][l], c[K], c[i]);
 }
@@ -1330,7 +1367,7 @@ template <int N, class T, class Index, int L, int... S>
 KOKKOS_FORCEINLINE_FUNCTION void swap_rows_in_registers_at(T (&c)[N], const Index (&P)[N][L],
                                                            [[maybe_unused]] const int l,
                                                            std::integer_sequence<int, S...>) {
-  (swap_rows_in_registers<S>(c, P[S][l]), ...);
+  (swap_rows_in_registers<S, L>(c, P[S][l]), ...);
 }
 
 /// Column J and the following ones of getrf_crout_pivoted_host, for lane l.
@@ -1365,7 +1402,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_pivoted_columns(const BA& A, T (&W)
   }
   pivot_row[J] = p;
   status       = select_bits((piv == T(0)) & (status == T(0)), T(J + 1), status);
-  swap_rows_in_registers<J>(c, p);
+  swap_rows_in_registers<J, L>(c, p);
   // x * 1 is x: a zero pivot's column is kept by the same multiply.
   const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
   if constexpr (getrf_tests_pivot<T, L, N, J>)
