@@ -108,8 +108,10 @@ KOKKOS_FORCEINLINE_FUNCTION void laswp_registers_lane(T (&b)[N], const BP& ipiv,
     // load that GCC's dependence analysis rejected, and the whole lane loop
     // stayed scalar.
     const Index stored = Index(ipiv(k, 0, l) - 1);
-    // Masks from compares (L unknown here: 0); the arithmetic masks were
-    // measured on GETRF's columns only (swap_rows_by_arithmetic_masks).
+    // Masks from compares (L = 0): the arithmetic masks of GETRF's columns
+    // (swap_rows_by_arithmetic_masks) were measured here too and not kept,
+    // GESV 0.83-1.04x at n = 4..10 and within the spread above
+    // (perf_tests/RESULTS.md, 2026-12-04 late night).
     swap_rows_in_registers<k, 0>(b, swaps ? stored : Index(k));
     laswp_registers_lane<N, Forward, S + 1>(b, ipiv, l, swaps);
   }
