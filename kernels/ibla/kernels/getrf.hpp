@@ -1279,30 +1279,32 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
 /// rows_match_mask (integer arithmetic, the masks in vector registers)
 /// for a column of N rows of L lanes of T, rather than from compares (the
 /// masks in AVX-512's mask registers, which getrf_crout_pivoted_host's
-/// columns spilled to the stack and reloaded: 402 kmovb at n = 8). Where
-/// a value takes one register, from order 4 to 11. Random input, GETRF
-/// micro-driver (ibla::getrf on 10^4 problems, 2 threads, medians of 200
-/// calls, 3 processes each, GFLOP/s, compares -> arithmetic), Zen 5 VM:
+/// columns spilled to the stack and reloaded: 402 kmovb at n = 8). For
+/// doubles where a value takes one register, from order 4 to 11. Random
+/// input, GETRF micro-driver (ibla::getrf on 10^4 problems, 2 threads,
+/// medians of 200 calls, 3 processes each, GFLOP/s, compares ->
+/// arithmetic), Zen 5 VM:
 /// L = 8 doubles n = 4 14.0-14.4 -> 14.6-15.0, 5 16.6-17.5 -> 17.0-17.8,
 /// 6 the same, 7 19.3-19.7 -> 21.1-21.3, 8 19.9-21.0 -> 23.0-23.2, 9
 /// 20.0-21.0 -> 20.8-21.4, 10 12.4 -> 20.8-21.7, 11 20.6-21.2 ->
-/// 21.0-22.1; L = 16 floats n = 6 31.1-37.0 -> 37.2-37.5, 7 40.7-41.8 ->
-/// 43.0-43.7, 9 42.0-42.6 -> 45.0-45.3, 11 40.9-41.3 -> 44.1-45.9, 8 and
-/// 10 within 3%. The compare form at n = 10 ran at 22.7-23.9 in the
+/// 21.0-22.1. L = 16 floats gained there too (n = 6..11 1.02-1.10x,
+/// medians) but lost in ibla_bench at n = 10, GETRF and GESV 0.6-0.7x in
+/// each of 4 alternated runs (22-29 against 36-40 GFLOP/s), so floats keep
+/// the compares. The compare form at n = 10, L = 8 ran at 22.7-23.9 in the
 /// session's first runs and at 12.0-12.5 in every run after (the same
 /// binary), the arithmetic form at 20.8-24.9 in both. Not kept: n = 3
 /// (0.97x), n = 12 (13.5-16.9 against 21.6-22.1: the 12 rows and their
 /// masks spilled, 2483 register moves against 688), two registers a value
 /// (L = 16 doubles: n = 8 1.03-1.07x, 9..12 0.91-0.98x), and the masks of
-/// getrf_register_steps (L = 16 doubles n = 3, 4 0.83-0.95x). ibla_bench
-/// (GETRF and GESV, n = 2..12, 10^4 problems, 4 alternated runs, double
-/// and float) put the forms within its runs' spread but for n = 8, where
+/// getrf_register_steps (L = 16 doubles n = 3, 4 0.83-0.99x). ibla_bench
+/// (GETRF and GESV, n = 2..12, 10^4 problems, 4 alternated runs, L = 8
+/// doubles) put the forms within its runs' spread but for n = 8, where
 /// the compare form ran at 12-14 GFLOP/s in those runs and this one at
 /// 20-22.
 template <class T, int L, int N>
-inline constexpr bool swap_rows_by_arithmetic_masks =
-    host_has_mask_registers && L > 0 && host_registers_per_value<T, L> == 1 && N >= 4 &&
-    N <= 11;
+inline constexpr bool swap_rows_by_arithmetic_masks = host_has_mask_registers && sizeof(T) == 8 &&
+                                                      L > 0 && host_registers_per_value<T, L> == 1 &&
+                                                      N >= 4 && N <= 11;
 
 /// Rows K and p of the register column c exchanged, p >= K being a lane's
 /// own pivot row: selects over the rows below K, so that no lane needs an
