@@ -359,6 +359,37 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
    ...);
 }
 
+/// Orders gemm_order_tiles cuts into column panels, N x gemm_panel_tile_cols
+/// tiles, instead of gemm_tile_rows x gemm_tile_cols ones: 7 and 8, with 32
+/// vector registers and one register a lane value (L = 8 doubles, 16
+/// floats on AVX-512). A block is column-major, so a panel's tiles read
+/// A's block front to back (the first tile all of it, the others again
+/// from L1) and B's and C's two columns after another, front to back as
+/// well; the 4 x 4 tiles read four lines of each column of A, then of the
+/// next, and the hardware prefetcher follows that less well from L3.
+/// Measured on AVX-512 Zen 5 (ibla_bench --ops gemm --sizes 7,8 --impls
+/// ibla --reps 41, 10^4 problems, 2 threads, 6 runs alternated with the 4
+/// x 4 tiles, medians, GFLOP/s): warm doubles n = 7 63.8 -> 69.6 (1.09x),
+/// 8 65.6 -> 69.7 (1.06x), floats n = 7 1.09x, 8 1.07x, each won in 5 or
+/// 6 of the 6 pairs; flushed 0.98-1.02x; the blocks whose code did not
+/// change (L = 16 doubles, 32 floats) 1.00-1.03x. In a micro-driver
+/// (ibla::gemm NN, 201 calls, 3 alternated runs) the operands restored from
+/// copies before each call: doubles n = 7 62-68 -> 74-81, 8 66-74 -> 70-79,
+/// floats n = 8 141-146 -> 163-166; repeated calls without the restore
+/// 1.10-1.17x. Tried there and not kept: N x 3 panels (n = 6, 7, 9:
+/// flushed 0.8-0.9x), N x 2 at n = 6 (flushed 0.95x), 9 and 10 (0.97-1.06x
+/// both ways), 5 x 4 tiles at n = 10 (1.0-1.1x).
+/// Variable templates, not constexpr functions: nvcc warns (#20013-D)
+/// where a host-device function calls a constexpr host function.
+inline constexpr int gemm_panel_first_order = 7;
+template <class T, int L>
+inline constexpr int gemm_panel_last_order =
+    host_has_wide_register_file && host_registers_per_value<T, L> == 1 ? 8 : 0;
+template <class T, int L, int N>
+inline constexpr bool gemm_panel_tiles =
+    N >= gemm_panel_first_order && N <= gemm_panel_last_order<T, L>;
+inline constexpr int gemm_panel_tile_cols = 2;
+
 /// The largest order of gemm_order_tiles whose blocks of compile-time
 /// strides request the next block as whole blocks of a known size
 /// (step_whole_blocks); above it the requests are planned over the tiles,
@@ -562,6 +593,20 @@ inline constexpr bool gemm_fixed_order_nn_applies =
     !std::is_same<typename BB::row_stride, index_t>::value &&
     !std::is_same<typename BC::row_stride, index_t>::value;
 
+/// Whether batch-level GEMM's blocks have their A read front to back by
+/// the tiles (gemm_panel_tiles, through gemm_fixed_order_nn), so that
+/// touch_in_order leaves A out: touching all three operands of a 4 KB
+/// block before the panels ran at 0.85-0.95x of touching B and C only, in
+/// cache and flushed alike (n = 8, doubles, the micro-driver above).
+template <class T, class BA, class BB, class BC>
+KOKKOS_INLINE_FUNCTION bool gemm_tiles_read_a_in_order(const Op transA, const Op transB,
+                                                        const int n) {
+  return gemm_fixed_order_nn_applies<T, BA, BB, BC> && transA == Op::N && transB == Op::N &&
+         n >= gemm_panel_first_order &&
+         n <= gemm_panel_last_order<T, fixed_lanes<typename BC::lane_count>::value> &&
+         detail::host_order_compiled(n);
+}
+
 /// C = alpha A B + beta C (alpha != 0) for a block of square matrices of an
 /// order up to the compile-time sequence's (gemm_fixed_order, of the block
 /// or of its lane groups: gemm_fixed_order_nn_order), with every
@@ -595,8 +640,9 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
       gemm_tile<N, N, decltype(read_c)::value, gemm_single_tile_loads_c_first<T, L, N>>(
           member, 0, 0, order, alpha, a, b, beta, c);
     } else if constexpr (N <= whole_block) {
-      gemm_order_tiles<N, MR, gemm_tile_cols, decltype(read_c)::value>(member, alpha, a, b, beta, c,
-                                                                       prefetch);
+      constexpr bool panels = gemm_panel_tiles<T, L, N>;
+      gemm_order_tiles<N, panels ? N : MR, panels ? gemm_panel_tile_cols : gemm_tile_cols,
+                       decltype(read_c)::value>(member, alpha, a, b, beta, c, prefetch);
     } else {
       gemm_order_tiles_by_lane_group<N, decltype(read_c)::value, G>(
           member, alpha, a, b, beta, c, prefetch, std::make_integer_sequence<int, L / G>{});
@@ -694,7 +740,12 @@ struct GemmBlocks {
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
     const auto c = lane_block(C, first, lanes);
-    touch_in_order(a, b, c);
+    if (gemm_tiles_read_a_in_order<T, decltype(a), decltype(b), decltype(c)>(transA, transB,
+                                                                            int(n))) {
+      touch_in_order(b, c);
+    } else {
+      touch_in_order(a, b, c);
+    }
     gemm_block(member, transA, transB, alpha, a, b, beta, c, prefetch);
   }
 };
