@@ -359,35 +359,56 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
    ...);
 }
 
-/// Orders gemm_order_tiles cuts into column panels, N x gemm_panel_tile_cols
-/// tiles, instead of gemm_tile_rows x gemm_tile_cols ones: 7 and 8, with 32
-/// vector registers and one register a lane value (L = 8 doubles, 16
-/// floats on AVX-512). A block is column-major, so a panel's tiles read
-/// A's block front to back (the first tile all of it, the others again
-/// from L1) and B's and C's two columns after another, front to back as
-/// well; the 4 x 4 tiles read four lines of each column of A, then of the
-/// next, and the hardware prefetcher follows that less well from L3.
-/// Measured on AVX-512 Zen 5 (ibla_bench --ops gemm --sizes 7,8 --impls
-/// ibla --reps 41, 10^4 problems, 2 threads, 6 runs alternated with the 4
-/// x 4 tiles, medians, GFLOP/s): warm doubles n = 7 63.8 -> 69.6 (1.09x),
-/// 8 65.6 -> 69.7 (1.06x), floats n = 7 1.09x, 8 1.07x, each won in 5 or
-/// 6 of the 6 pairs; flushed 0.98-1.02x; the blocks whose code did not
-/// change (L = 16 doubles, 32 floats) 1.00-1.03x. In a micro-driver
-/// (ibla::gemm NN, 201 calls, 3 alternated runs) the operands restored from
-/// copies before each call: doubles n = 7 62-68 -> 74-81, 8 66-74 -> 70-79,
-/// floats n = 8 141-146 -> 163-166; repeated calls without the restore
-/// 1.10-1.17x. Tried there and not kept: N x 3 panels (n = 6, 7, 9:
-/// flushed 0.8-0.9x), N x 2 at n = 6 (flushed 0.95x), 9 and 10 (0.97-1.06x
-/// both ways), 5 x 4 tiles at n = 10 (1.0-1.1x).
+/// Orders gemm_fixed_order_nn cuts into panels, gemm_panel_tile_rows (or
+/// N, if fewer) x gemm_panel_tile_cols tiles in a compile-time sequence
+/// (gemm_order_tiles), instead of gemm_tile_rows x gemm_tile_cols tiles: 7
+/// to 12, with 32 vector registers and one register a lane value (L = 8
+/// doubles, 16 floats on AVX-512). Order 12 thereby joins the sequences
+/// (the 4 x 4 ones stop at gemm_fixed_order, 11) for the whole block; the
+/// lane groups of two-register blocks keep theirs. A block is
+/// column-major, so a panel reads A's columns (up to 8 lines of each, one
+/// column after another) and B's and C's two columns after another, front
+/// to back; at orders 7 and 8 the first panel reads all of A's block in
+/// address order. The 4 x 4 tiles read four lines of each column of A,
+/// then of the next, which the hardware prefetcher follows less well from
+/// L3 and memory.
+/// Measured on AVX-512 Zen 5 (ibla_bench --ops gemm --sizes 7,8,9,10,11,12
+/// --impls ibla --reps 31, 10^4 problems, 2 threads, 5 runs alternated
+/// with the 4 x 4 tiles, medians, GFLOP/s, and how many of the 5 pairs the
+/// panels won): doubles flushed n = 8 26.2 -> 28.1 (4), 10 34.8 -> 37.5
+/// (5), 11 33.9 -> 39.2 (5), 12 36.8 -> 41.1 (5), n = 7 and 9 0.98x and
+/// 1.01x; warm n = 7 55.0 -> 58.8 (5), 8 1.08x (4), 9 1.05x (4), 10 1.04x
+/// (4), 11 52.7 -> 57.8 (5), 12 1.00x; floats flushed n = 8 55.9 -> 60.9,
+/// 10 74.6 -> 80.6, 11 75.5 -> 86.0, 12 75.8 -> 85.2 (5 each), 7 and 9
+/// 1.01-1.03x, warm 0.92-1.08x. The blocks whose code did not change (L =
+/// 16 doubles, 32 floats) flushed 0.98-1.03x, warm 0.84-1.05x (the warm
+/// cells' spread). An earlier set at orders 7 and 8 only (--reps 41, 6
+/// runs): warm doubles n = 7 63.8 -> 69.6, 8 65.6 -> 69.7, floats 1.09x,
+/// 1.07x, flushed 0.98-1.02x. In a micro-driver (ibla::gemm NN, alpha 1.5, beta 0.5, 10^4
+/// problems, 2 threads, 61-201 calls, 3 alternated runs, medians, GFLOP/s;
+/// operands restored from copies before each call / flushed / repeated
+/// calls without the restore), doubles: n = 7 62-68 -> 74-81 / 0.99-1.05x /
+/// 1.10-1.17x; 8 (with touch_in_order of B and C only) 66-74 -> 70-79 /
+/// 0.98x / 1.10x; 10 (8-row panels) 0.92-1.03x / 35.0-36.0 -> 37.9-38.7 /
+/// 1.04x; 11 0.93-1.16x / 35.2-35.9 -> 39.3-40.0 / 1.13x; 12 (as a
+/// sequence) 81-84 -> 82-92 / 48.5-48.7 -> 54.3-56.7 / 1.09x (8 x 2 tiles
+/// in the runtime grid instead: 1.02x / 1.09x / 0.94x); floats n = 8 141-146
+/// -> 163-166 / 1.05x / 1.15x, 12 171-177 -> 195-197 / 1.06x / 1.10x. Tried
+/// there and not kept: N x 3 panels (n = 6, 7, 9: flushed 0.8-0.9x), N x 2
+/// at n = 6 (flushed 0.95x), 12 x 2 at n = 12 (flushed 1.00x), 8 x 2 in
+/// the grid at n = 13, 14, 20 (0.85-0.95x) and for floats at 12, 16
+/// (restored 0.9x); the lane groups of L = 16 doubles as a sequence at 12
+/// (restored 0.85x).
 /// Variable templates, not constexpr functions: nvcc warns (#20013-D)
 /// where a host-device function calls a constexpr host function.
 inline constexpr int gemm_panel_first_order = 7;
 template <class T, int L>
 inline constexpr int gemm_panel_last_order =
-    host_has_wide_register_file && host_registers_per_value<T, L> == 1 ? 8 : 0;
+    host_has_wide_register_file && host_registers_per_value<T, L> == 1 ? 12 : 0;
 template <class T, int L, int N>
 inline constexpr bool gemm_panel_tiles =
     N >= gemm_panel_first_order && N <= gemm_panel_last_order<T, L>;
+inline constexpr int gemm_panel_tile_rows = 8;
 inline constexpr int gemm_panel_tile_cols = 2;
 
 /// The largest order of gemm_order_tiles whose blocks of compile-time
@@ -572,14 +593,22 @@ inline constexpr int gemm_compile_time_order = gemm_fixed_order<T, L> > gemm_sin
                                                    ? gemm_fixed_order<T, L>
                                                    : gemm_single_tile_order<T, L>;
 
+/// The largest square order gemm_fixed_order_nn takes a whole block at:
+/// that of its one tile or 4 x 4 sequences, or of its panels
+/// (gemm_panel_last_order) where that is larger.
+template <class T, int L>
+inline constexpr int gemm_whole_block_order =
+    gemm_panel_last_order<T, L> > gemm_compile_time_order<T, L> ? gemm_panel_last_order<T, L>
+                                                                : gemm_compile_time_order<T, L>;
+
 /// The largest square order gemm_fixed_order_nn takes: that of the block
-/// (gemm_compile_time_order), or of its lane groups (gemm_lane_group_lanes)
+/// (gemm_whole_block_order), or of its lane groups (gemm_lane_group_lanes)
 /// where that is larger.
 template <class T, int L>
 inline constexpr int gemm_fixed_order_nn_order =
-    gemm_compile_time_order<T, gemm_lane_group_lanes<T, L>> > gemm_compile_time_order<T, L>
+    gemm_compile_time_order<T, gemm_lane_group_lanes<T, L>> > gemm_whole_block_order<T, L>
         ? gemm_compile_time_order<T, gemm_lane_group_lanes<T, L>>
-        : gemm_compile_time_order<T, L>;
+        : gemm_whole_block_order<T, L>;
 
 /// Whether gemm_fixed_order_nn takes blocks of these types: on host, full
 /// blocks (a compile-time lane count) whose row strides are compile-time
@@ -593,11 +622,12 @@ inline constexpr bool gemm_fixed_order_nn_applies =
     !std::is_same<typename BB::row_stride, index_t>::value &&
     !std::is_same<typename BC::row_stride, index_t>::value;
 
-/// Whether batch-level GEMM's blocks have their A read front to back by
-/// the tiles (gemm_panel_tiles, through gemm_fixed_order_nn), so that
-/// touch_in_order leaves A out: touching all three operands of a 4 KB
-/// block before the panels ran at 0.85-0.95x of touching B and C only, in
-/// cache and flushed alike (n = 8, doubles, the micro-driver above).
+/// Whether batch-level GEMM's blocks are cut into panels (gemm_panel_tiles,
+/// through gemm_fixed_order_nn), whose A touch_in_order leaves out: of the
+/// blocks it touches (4 KB), the panels' first reads A's front to back
+/// itself. Touching all three operands before the panels ran at 0.85-0.95x
+/// of touching B and C only, in cache and flushed alike (n = 8, doubles,
+/// the micro-driver of gemm_panel_tiles).
 template <class T, class BA, class BB, class BC>
 KOKKOS_INLINE_FUNCTION bool gemm_tiles_read_a_in_order(const Op transA, const Op transB,
                                                         const int n) {
@@ -627,7 +657,7 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
                                                 const BC& C, BlockPrefetch& prefetch) {
   constexpr int L           = fixed_lanes<typename BC::lane_count>::value;
   constexpr int single_tile = gemm_single_tile_order<T, L>;
-  constexpr int whole_block = gemm_compile_time_order<T, L>;
+  constexpr int whole_block = gemm_whole_block_order<T, L>;
   constexpr int fixed       = gemm_fixed_order_nn_order<T, L>;
   constexpr int G           = gemm_lane_group_lanes<T, L>;
   constexpr int MR          = host_tile_rows<T, L>(gemm_tile_rows);
@@ -641,7 +671,8 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
           member, 0, 0, order, alpha, a, b, beta, c);
     } else if constexpr (N <= whole_block) {
       constexpr bool panels = gemm_panel_tiles<T, L, N>;
-      gemm_order_tiles<N, panels ? N : MR, panels ? gemm_panel_tile_cols : gemm_tile_cols,
+      constexpr int panel_rows = N < gemm_panel_tile_rows ? N : gemm_panel_tile_rows;
+      gemm_order_tiles<N, panels ? panel_rows : MR, panels ? gemm_panel_tile_cols : gemm_tile_cols,
                        decltype(read_c)::value>(member, alpha, a, b, beta, c, prefetch);
     } else {
       gemm_order_tiles_by_lane_group<N, decltype(read_c)::value, G>(
