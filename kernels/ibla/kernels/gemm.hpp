@@ -359,46 +359,51 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
    ...);
 }
 
-/// Orders gemm_fixed_order_nn cuts into panels, gemm_panel_tile_rows (or
-/// N, if fewer) x gemm_panel_tile_cols tiles in a compile-time sequence
-/// (gemm_order_tiles), instead of gemm_tile_rows x gemm_tile_cols tiles: 7
-/// to 12, with 32 vector registers and one register a lane value (L = 8
-/// doubles, 16 floats on AVX-512). Order 12 thereby joins the sequences
-/// (the 4 x 4 ones stop at gemm_fixed_order, 11) for the whole block; the
-/// lane groups of two-register blocks keep theirs. A block is
-/// column-major, so a panel reads A's columns (up to 8 lines of each, one
-/// column after another) and B's and C's two columns after another, front
-/// to back; at orders 7 and 8 the first panel reads all of A's block in
-/// address order. The 4 x 4 tiles read four lines of each column of A,
-/// then of the next, which the hardware prefetcher follows less well from
-/// L3 and memory.
+/// Orders gemm_fixed_order_nn cuts into panels, gemm_panel_tile_rows (or N, if
+/// fewer) x gemm_panel_tile_cols tiles in a compile-time sequence
+/// (gemm_order_tiles), instead of gemm_tile_rows x gemm_tile_cols tiles: 7 to
+/// 12, with 32 vector registers and one register a lane value (L = 8 doubles,
+/// 16 floats on AVX-512), and in the lane groups of two-register blocks
+/// (gemm_order_tiles_by_lane_group: L = 16 doubles, 32 floats) up to their
+/// largest order, 11. Order 12 thereby joins the sequences (the 4 x 4 ones stop
+/// at gemm_fixed_order, 11) for the whole block only. A block is column-major,
+/// so a panel reads A's columns (up to 8 lines of each, one column after
+/// another) and B's and C's two columns after another, front to back; at orders
+/// 7 and 8 the first panel reads all of A's block in address order. The 4 x 4
+/// tiles read four lines of each column of A, then of the next, which the
+/// hardware prefetcher follows less well from L3 and memory.
 /// Measured on AVX-512 Zen 5 (ibla_bench --ops gemm --sizes 7,8,9,10,11,12
-/// --impls ibla --reps 31, 10^4 problems, 2 threads, 5 runs alternated
-/// with the 4 x 4 tiles, medians, GFLOP/s, and how many of the 5 pairs the
-/// panels won): doubles flushed n = 8 26.2 -> 28.1 (4), 10 34.8 -> 37.5
-/// (5), 11 33.9 -> 39.2 (5), 12 36.8 -> 41.1 (5), n = 7 and 9 0.98x and
-/// 1.01x; warm n = 7 55.0 -> 58.8 (5), 8 1.08x (4), 9 1.05x (4), 10 1.04x
-/// (4), 11 52.7 -> 57.8 (5), 12 1.00x; floats flushed n = 8 55.9 -> 60.9,
-/// 10 74.6 -> 80.6, 11 75.5 -> 86.0, 12 75.8 -> 85.2 (5 each), 7 and 9
-/// 1.01-1.03x, warm 0.92-1.08x. The blocks whose code did not change (L =
-/// 16 doubles, 32 floats) flushed 0.98-1.03x, warm 0.84-1.05x (the warm
-/// cells' spread). An earlier set at orders 7 and 8 only (--reps 41, 6
-/// runs): warm doubles n = 7 63.8 -> 69.6, 8 65.6 -> 69.7, floats 1.09x,
-/// 1.07x, flushed 0.98-1.02x. In a micro-driver (ibla::gemm NN, alpha 1.5, beta 0.5, 10^4
-/// problems, 2 threads, 61-201 calls, 3 alternated runs, medians, GFLOP/s;
-/// operands restored from copies before each call / flushed / repeated
-/// calls without the restore), doubles: n = 7 62-68 -> 74-81 / 0.99-1.05x /
-/// 1.10-1.17x; 8 (with touch_in_order of B and C only) 66-74 -> 70-79 /
-/// 0.98x / 1.10x; 10 (8-row panels) 0.92-1.03x / 35.0-36.0 -> 37.9-38.7 /
-/// 1.04x; 11 0.93-1.16x / 35.2-35.9 -> 39.3-40.0 / 1.13x; 12 (as a
-/// sequence) 81-84 -> 82-92 / 48.5-48.7 -> 54.3-56.7 / 1.09x (8 x 2 tiles
-/// in the runtime grid instead: 1.02x / 1.09x / 0.94x); floats n = 8 141-146
-/// -> 163-166 / 1.05x / 1.15x, 12 171-177 -> 195-197 / 1.06x / 1.10x. Tried
-/// there and not kept: N x 3 panels (n = 6, 7, 9: flushed 0.8-0.9x), N x 2
-/// at n = 6 (flushed 0.95x), 12 x 2 at n = 12 (flushed 1.00x), 8 x 2 in
-/// the grid at n = 13, 14, 20 (0.85-0.95x) and for floats at 12, 16
-/// (restored 0.9x); the lane groups of L = 16 doubles as a sequence at 12
-/// (restored 0.85x).
+/// --impls ibla --reps 31, 10^4 problems, 2 threads, 5 runs alternated with the
+/// 4 x 4 tiles, medians, GFLOP/s, and how many of the 5 pairs the panels won):
+/// doubles flushed n = 8 26.2 -> 28.1 (4), 10 34.8 -> 37.5 (5), 11 33.9 -> 39.2
+/// (5), 12 36.8 -> 41.1 (5), n = 7 and 9 0.98x and 1.01x; warm n = 7 55.0 ->
+/// 58.8 (5), 8 1.08x (4), 9 1.05x (4), 10 1.04x (4), 11 52.7 -> 57.8 (5), 12
+/// 1.00x; floats flushed n = 8 55.9 -> 60.9, 10 74.6 -> 80.6, 11 75.5 -> 86.0,
+/// 12 75.8 -> 85.2 (5 each), 7 and 9 1.01-1.03x, warm 0.92-1.08x. The blocks
+/// whose code did not change (L = 16 doubles, 32 floats) flushed 0.98-1.03x,
+/// warm 0.84-1.05x (the warm cells' spread). The lane groups (the same runs at
+/// --sizes 6,7,8,9,10,11, the whole blocks' panels in both builds): L = 16
+/// doubles warm n = 7 53.5 -> 59.7, 10 43.0 -> 49.4, 11 39.1 -> 47.0, 8 and 9
+/// 1.05x, 1.06x, flushed n = 11 32.9 -> 36.1, 7..10 1.00-1.04x; L = 32 floats
+/// warm 1.04-1.09x, flushed 0.99-1.04x; the unchanged blocks 0.94-1.08x. An
+/// earlier set at orders 7 and 8 only (--reps 41, 6 runs): warm doubles n = 7
+/// 63.8 -> 69.6, 8 65.6 -> 69.7, floats 1.09x, 1.07x, flushed 0.98-1.02x. In a
+/// micro-driver (ibla::gemm NN, alpha 1.5, beta 0.5, 10^4 problems, 2 threads,
+/// 61-201 calls, 3 alternated runs, medians, GFLOP/s; operands restored from
+/// copies before each call / flushed / repeated calls without the restore),
+/// doubles: n = 7 62-68 -> 74-81 / 0.99-1.05x / 1.10-1.17x; 8 (with
+/// touch_in_order of B and C only) 66-74 -> 70-79 / 0.98x / 1.10x; 10 (8-row
+/// panels) 0.92-1.03x / 35.0-36.0 -> 37.9-38.7 / 1.04x; 11 0.93-1.16x /
+/// 35.2-35.9 -> 39.3-40.0 / 1.13x; 12 (as a sequence) 81-84 -> 82-92 /
+/// 48.5-48.7 -> 54.3-56.7 / 1.09x (8 x 2 tiles in the runtime grid instead:
+/// 1.02x / 1.09x / 0.94x); floats n = 8 141-146 -> 163-166 / 1.05x / 1.15x, 12
+/// 171-177 -> 195-197 / 1.06x / 1.10x. Tried there and not kept: N x 3 panels
+/// (n = 6, 7, 9: flushed 0.8-0.9x), N x 2 at n = 6 (flushed 0.95x), 12 x 2 at n
+/// = 12 (flushed 1.00x), 8 x 2 in the grid at n = 13, 14, 20 (0.85-0.95x) and
+/// for floats at 12, 16 (restored 0.9x); the lane groups of L = 16 doubles as a
+/// sequence at 12 (4 x 4 tiles, restored 0.85x); 8 x 2 sequences at n = 13, 14,
+/// 16 (restored 0.96-1.04x, repeated calls 0.89-1.06x, flushed 1.01-1.10x: not
+/// worth their compile time).
 /// Variable templates, not constexpr functions: nvcc warns (#20013-D)
 /// where a host-device function calls a constexpr host function.
 inline constexpr int gemm_panel_first_order = 7;
@@ -487,8 +492,12 @@ template <int N, bool ReadC, int G, class Member, class T, class BA, class BB, c
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles_by_lane_group(
     const Member& member, const T alpha, const BA& A, const BB& B, const T beta, const BC& C,
     BlockPrefetch& prefetch, std::integer_sequence<int, Group...>) {
-  constexpr int MR    = host_tile_rows<T, G>(gemm_tile_rows);
-  constexpr int NR    = gemm_tile_cols;
+  // A group's values are one register each: the panels of the whole
+  // one-register blocks (gemm_panel_tiles) where they take the order.
+  constexpr bool panels = gemm_panel_tiles<T, G, N>;
+  constexpr int MR = panels ? (N < gemm_panel_tile_rows ? N : gemm_panel_tile_rows)
+                            : host_tile_rows<T, G>(gemm_tile_rows);
+  constexpr int NR    = panels ? gemm_panel_tile_cols : gemm_tile_cols;
   constexpr int tiles = ((N + MR - 1) / MR) * ((N + NR - 1) / NR);
   constexpr int steps = tiles * int(sizeof...(Group));
   constexpr index_t block_bytes =
