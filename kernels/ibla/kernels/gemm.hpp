@@ -416,6 +416,18 @@ inline constexpr bool gemm_panel_tiles =
 inline constexpr int gemm_panel_tile_rows = 8;
 inline constexpr int gemm_panel_tile_cols = 2;
 
+/// The tiles of gemm_order_tiles' sequence of order N for blocks (or lane
+/// groups) of L lanes of T: the panels where they take the order, else
+/// host_tile_rows x gemm_tile_cols.
+template <class T, int L, int N>
+inline constexpr int gemm_order_tile_rows =
+    !gemm_panel_tiles<T, L, N>  ? host_tile_rows<T, L>(gemm_tile_rows)
+    : N < gemm_panel_tile_rows ? N
+                               : gemm_panel_tile_rows;
+template <class T, int L, int N>
+inline constexpr int gemm_order_tile_cols =
+    gemm_panel_tiles<T, L, N> ? gemm_panel_tile_cols : gemm_tile_cols;
+
 /// The largest order of gemm_order_tiles whose blocks of compile-time
 /// strides request the next block as whole blocks of a known size
 /// (step_whole_blocks); above it the requests are planned over the tiles,
@@ -492,12 +504,10 @@ template <int N, bool ReadC, int G, class Member, class T, class BA, class BB, c
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles_by_lane_group(
     const Member& member, const T alpha, const BA& A, const BB& B, const T beta, const BC& C,
     BlockPrefetch& prefetch, std::integer_sequence<int, Group...>) {
-  // A group's values are one register each: the panels of the whole
-  // one-register blocks (gemm_panel_tiles) where they take the order.
-  constexpr bool panels = gemm_panel_tiles<T, G, N>;
-  constexpr int MR = panels ? (N < gemm_panel_tile_rows ? N : gemm_panel_tile_rows)
-                            : host_tile_rows<T, G>(gemm_tile_rows);
-  constexpr int NR    = panels ? gemm_panel_tile_cols : gemm_tile_cols;
+  // A group's values are one register each: the tiles of a whole
+  // one-register block of G lanes.
+  constexpr int MR    = gemm_order_tile_rows<T, G, N>;
+  constexpr int NR    = gemm_order_tile_cols<T, G, N>;
   constexpr int tiles = ((N + MR - 1) / MR) * ((N + NR - 1) / NR);
   constexpr int steps = tiles * int(sizeof...(Group));
   constexpr index_t block_bytes =
@@ -669,7 +679,6 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
   constexpr int whole_block = gemm_whole_block_order<T, L>;
   constexpr int fixed       = gemm_fixed_order_nn_order<T, L>;
   constexpr int G           = gemm_lane_group_lanes<T, L>;
-  constexpr int MR          = host_tile_rows<T, L>(gemm_tile_rows);
   auto run = [&](auto order, auto read_c) {
     constexpr int N = decltype(order)::value;
     const auto a    = fixed_order_block<N>(A);
@@ -679,9 +688,7 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
       gemm_tile<N, N, decltype(read_c)::value, gemm_single_tile_loads_c_first<T, L, N>>(
           member, 0, 0, order, alpha, a, b, beta, c);
     } else if constexpr (N <= whole_block) {
-      constexpr bool panels = gemm_panel_tiles<T, L, N>;
-      constexpr int panel_rows = N < gemm_panel_tile_rows ? N : gemm_panel_tile_rows;
-      gemm_order_tiles<N, panels ? panel_rows : MR, panels ? gemm_panel_tile_cols : gemm_tile_cols,
+      gemm_order_tiles<N, gemm_order_tile_rows<T, L, N>, gemm_order_tile_cols<T, L, N>,
                        decltype(read_c)::value>(member, alpha, a, b, beta, c, prefetch);
     } else {
       gemm_order_tiles_by_lane_group<N, decltype(read_c)::value, G>(
