@@ -294,3 +294,64 @@ TEST(DeterminismDeviceForm, BatchGemmMatchesTeamLevel) {
       EXPECT_TRUE(bitwise_same(run(false), run(true)));
     }
 }
+
+// Batch-level GEMM on a batch larger than the last-level cache reads each
+// block's operands in address order before the tiles, instead of
+// requesting the next block over them (GemmBlocks::from_memory,
+// gemm_load_in_order_order). Only loads change, so the bits must not: the
+// kernel with the flag forced on a small batch against ibla::gemm (which
+// leaves it off there), square and rectangular, transposed operands, beta
+// zero or not, a partial last block, at orders below and above the rule's.
+template <class T, int L>
+void gemm_from_memory_gives_the_same_bits() {
+  using Exec   = Kokkos::DefaultHostExecutionSpace;
+  using Layout = ibla::LayoutBlockInterleaved<L>;
+  const index_t batch = 3 * L + 5;
+  struct Shape {
+    int m, n, k;
+    Op ta, tb;
+  };
+  const Shape shapes[] = {{8, 8, 8, Op::N, Op::N},     {16, 16, 16, Op::N, Op::N},
+                          {24, 24, 24, Op::N, Op::N},  {25, 27, 26, Op::T, Op::N},
+                          {32, 32, 32, Op::N, Op::N},  {32, 30, 28, Op::N, Op::T},
+                          {31, 31, 31, Op::T, Op::T}};
+  for (const Shape& s : shapes)
+    for (const T beta : {T(0), T(0.5)}) {
+      SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
+                                        << beta);
+      const int ar = s.ta == Op::N ? s.m : s.k, ac = s.ta == Op::N ? s.k : s.m;
+      const int br = s.tb == Op::N ? s.k : s.n, bc = s.tb == Op::N ? s.n : s.k;
+      const auto hA = random_batch<T>(batch, ar, ac, 41 + s.m);
+      const auto hB = random_batch<T>(batch, br, bc, 42 + s.n);
+      const auto hC = random_batch<T>(batch, s.m, s.n, 43 + s.k);
+      auto run = [&](const bool from_memory) {
+        Kokkos::View<T***, Layout, Kokkos::HostSpace> A("A", batch, ar, ac), B("B", batch, br, bc),
+            C("C", batch, s.m, s.n);
+        fill_view(A, hA);
+        fill_view(B, hB);
+        fill_view(C, hC);
+        if (from_memory) {
+          ibla::detail::for_each_block<L>(
+              Exec(), "gemm from memory", batch, ibla::detail::problem_elements(A, B, C),
+              ibla::impl::GemmBlocks<T, decltype(A), decltype(B), decltype(C)>{
+                  s.ta, s.tb, T(1.5), beta, A, B, C, true});
+        } else {
+          ibla::gemm(Exec(), s.ta, s.tb, T(1.5), A, B, beta, C);
+        }
+        Exec().fence();
+        return read_view(C);
+      };
+      EXPECT_TRUE(bitwise_same(run(true), run(false)));
+    }
+}
+
+TEST(DeterminismFromMemory, GemmDouble) { gemm_from_memory_gives_the_same_bits<double, 8>(); }
+TEST(DeterminismFromMemory, GemmFloat) { gemm_from_memory_gives_the_same_bits<float, 16>(); }
+
+// The size the rule compares a batch with: read from sysfs or the 32 MiB
+// default, never zero or absurd.
+TEST(DeterminismFromMemory, LastLevelCacheSize) {
+  const size_t bytes = ibla::impl::last_level_cache_bytes();
+  EXPECT_GE(bytes, size_t(256) << 10);
+  EXPECT_LE(bytes, size_t(64) << 30);
+}

@@ -763,6 +763,34 @@ KOKKOS_INLINE_FUNCTION void gemm(const Member& member, Op transA, Op transB, con
 }  // namespace team
 
 namespace impl {
+/// GEMMs of at least this order (m, n and k), in a batch larger than the
+/// last-level cache (GemmBlocks::from_memory), read their three operands'
+/// blocks once in address order before the tiles (load_whole_blocks_in_order)
+/// instead of requesting the next block's lines over the tiles, where a lane
+/// value is one register (L = 8 doubles, 16 floats on AVX-512). The tiles
+/// read a block's A four lines of a column at a time, the hardware
+/// prefetcher does not follow that, and the software requests were partly
+/// lost: flushed at n = 32 the GEMM ran at about the sum of its times from
+/// memory and from L2, not the larger. Read in order, the block streams in
+/// (the same VM read and wrote such blocks at about 106 GB/s, 2 threads)
+/// and the tiles then find it in L2. Measured on AVX-512 Zen 5 (ibla_bench
+/// --ops gemm --sizes 12,14,16,20,24,28,32 --impls ibla --reps 21, 10^4
+/// problems, 2 threads, 6 runs alternated with the requests, medians,
+/// GFLOP/s, pairs won): doubles L = 8 flushed n = 16 46.9 -> 52.4 (6 of 6),
+/// 20 56.0 -> 65.2 (6), 24 64.4 -> 75.7 (6), 28 76.4 -> 84.4 (5), 32 78.5 ->
+/// 90.3 (6); warm (10^4 problems of these orders do not fit the L3 either)
+/// n = 20 1.10x, 24 1.14x, 28 1.08x, 32 79.8 -> 88.3 (6 each), 16 1.05x;
+/// floats L = 16 flushed n = 24 1.09x, 28 1.06x, 32 155.2 -> 169.4 (6),
+/// warm 0.98x, 1.05x, 1.08x. Floats at n = 16 and 20 lost (a micro-driver,
+/// flushed: n = 16 0.87x, 20 1.0x; in ibla_bench 0.83-0.97x, where the
+/// unchanged n = 12, 14 and L = 32 floats moved 0.84-1.0x in the same runs),
+/// hence 24 for floats. Blocks of two registers a value (L = 16 doubles)
+/// moved 0.85-1.10x, within those runs' spread, so they keep the requests.
+/// In cache (512 problems, micro-driver) the loads cost 5-9%, hence only for
+/// batches larger than the last-level cache. Same tiles, same bits.
+template <class T>
+inline constexpr int gemm_load_in_order_order = sizeof(T) >= 8 ? 16 : 24;
+
 template <class T, class AV, class BV, class CV>
 struct GemmBlocks {
   Op transA, transB;
@@ -770,6 +798,9 @@ struct GemmBlocks {
   AV A;
   BV B;
   CV C;
+  // The operands together are larger than the last-level cache
+  // (batch_exceeds_last_level_cache): see gemm_load_in_order_order.
+  bool from_memory;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // A block of square matrices computed as one tile (gemm_single_tile_order)
@@ -782,13 +813,20 @@ struct GemmBlocks {
     const bool tiny        = (n <= 4 && C.extent(2) <= 4) ||
                       (n <= size_t(one_tile) && C.extent(2) == n && A.extent(1) == n &&
                        A.extent(2) == n);
-    BlockPrefetch prefetch;
-    if (!tiny) prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
     const auto c = lane_block(C, first, lanes);
-    if (gemm_tiles_read_a_in_order<T, decltype(a), decltype(b), decltype(c)>(transA, transB,
-                                                                            int(n))) {
+    // m, n and k: A is m x k or k x m, C m x n.
+    constexpr int least     = gemm_load_in_order_order<T>;
+    const bool in_order     = host_registers_per_value<T, max_lanes<Lanes>::value> == 1 &&
+                          from_memory && c.rows >= least && c.cols >= least && a.rows >= least &&
+                          a.cols >= least;
+    BlockPrefetch prefetch;
+    if (!tiny && !in_order) prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
+    if (in_order) {
+      load_whole_blocks_in_order(a, b, c);
+    } else if (gemm_tiles_read_a_in_order<T, decltype(a), decltype(b), decltype(c)>(transA, transB,
+                                                                                   int(n))) {
       touch_in_order(b, c);
     } else {
       touch_in_order(a, b, c);
@@ -977,8 +1015,10 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
         return;
     }
     detail::for_each_block<L>(exec, "ibla::gemm", batch, detail::problem_elements(A, B, C),
-                              impl::GemmBlocks<T, AV, BV, CV>{transA, transB, T(alpha), T(beta), A,
-                                                              B, C});
+                              impl::GemmBlocks<T, AV, BV, CV>{
+                                  transA, transB, T(alpha), T(beta), A, B, C,
+                                  is_host_space_v<ExecSpace> &&
+                                      impl::batch_exceeds_last_level_cache(A, B, C)});
   }
 }
 

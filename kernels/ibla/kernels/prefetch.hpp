@@ -32,6 +32,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <string>
 
 namespace ibla {
 namespace impl {
@@ -307,6 +309,63 @@ KOKKOS_FORCEINLINE_FUNCTION void touch_in_order(const Blocks&... blocks) {
 #else
   ((void)blocks, ...);
 #endif
+}
+
+/// One load of every line of each contiguous block, whatever its size, in
+/// address order (touch_in_order's loads without its size rule): for
+/// blocks read from memory, where the hardware prefetcher then fetches the
+/// block with all the memory parallelism it has. Nothing on device.
+template <class... Blocks>
+KOKKOS_FORCEINLINE_FUNCTION void load_whole_blocks_in_order(const Blocks&... blocks) {
+#if !IBLA_IMPL_DEVICE_PASS
+  const auto one = [](const auto& b) {
+    const char* p       = reinterpret_cast<const char*>(b.data);
+    const index_t bytes = b.contiguous_size() * index_t(sizeof(*b.data));
+    for (index_t o = 0; o < bytes; o += BlockPrefetch::line)
+      (void)*reinterpret_cast<const volatile char*>(p + o);
+  };
+  (one(blocks), ...);
+#else
+  ((void)blocks, ...);
+#endif
+}
+
+/// The size of the last-level cache of the CPU this process starts on:
+/// the highest cache level Linux lists for cpu0 in sysfs, and 32 MiB where
+/// there is none to read (not Linux, a container without sysfs). Read once.
+/// Not glibc's sysconf(_SC_LEVEL3_CACHE_SIZE): on the Zen 5 VM that ran
+/// the measurements it said 384 MiB, the host's, where sysfs and lscpu say
+/// 32 MiB.
+inline size_t last_level_cache_bytes() {
+  static const size_t bytes = [] {
+    size_t best_level = 0, size = size_t(32) << 20;
+    for (int index = 0; index < 16; ++index) {
+      const std::string dir =
+          "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+      std::ifstream level_file(dir + "level"), size_file(dir + "size");
+      size_t level = 0, kib = 0;
+      std::string unit;
+      if (!(level_file >> level) || !(size_file >> kib)) continue;
+      // sysfs writes the size as "32768K".
+      size_file >> unit;
+      const size_t scale = unit == "M" ? (size_t(1) << 20) : unit == "K" ? 1024 : 1;
+      if (level > best_level && kib > 0) {
+        best_level = level;
+        size       = kib * scale;
+      }
+    }
+    return size;
+  }();
+  return bytes;
+}
+
+/// Whether the operands of a batch together are larger than the last-level
+/// cache (last_level_cache_bytes): then most of their lines come from
+/// memory, however warm the caches are.
+template <class... Views>
+bool batch_exceeds_last_level_cache(const Views&... views) {
+  const size_t bytes = ((views.span() * sizeof(typename Views::value_type)) + ...);
+  return bytes > last_level_cache_bytes();
 }
 
 /// Whether the block `ahead` blocks after the one at `first` is prefetched
