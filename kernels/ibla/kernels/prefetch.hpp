@@ -292,29 +292,12 @@ struct BlockPrefetch {
 /// 0.79-0.93x warm; so only the one size.
 inline constexpr index_t touch_in_order_block_bytes = 4096;
 
-/// One load of every line of each block that is contiguous and
-/// touch_in_order_block_bytes long, in address order (see there); nothing
-/// for other blocks and on device. Only the line's arrival matters: the
-/// loaded byte is discarded (a volatile read, which the compiler keeps).
-template <class... Blocks>
-KOKKOS_FORCEINLINE_FUNCTION void touch_in_order(const Blocks&... blocks) {
-#if !IBLA_IMPL_DEVICE_PASS
-  const auto one = [](const auto& b) {
-    if (b.contiguous_size() * index_t(sizeof(*b.data)) != touch_in_order_block_bytes) return;
-    const char* p = reinterpret_cast<const char*>(b.data);
-    for (index_t o = 0; o < touch_in_order_block_bytes; o += BlockPrefetch::line)
-      (void)*reinterpret_cast<const volatile char*>(p + o);
-  };
-  (one(blocks), ...);
-#else
-  ((void)blocks, ...);
-#endif
-}
-
-/// One load of every line of each contiguous block, whatever its size, in
-/// address order (touch_in_order's loads without its size rule): for
-/// blocks read from memory, where the hardware prefetcher then fetches the
-/// block with all the memory parallelism it has. Nothing on device.
+/// One load of every line of each contiguous block, in address order:
+/// only the line's arrival matters, the loaded byte is discarded (a
+/// volatile read, which the compiler keeps). For blocks read from memory,
+/// where the hardware prefetcher then fetches the block with all the memory
+/// parallelism it has (see touch_in_order, gemm_load_in_order_order).
+/// Nothing for blocks that are not contiguous, and nothing on device.
 template <class... Blocks>
 KOKKOS_FORCEINLINE_FUNCTION void load_whole_blocks_in_order(const Blocks&... blocks) {
 #if !IBLA_IMPL_DEVICE_PASS
@@ -323,6 +306,21 @@ KOKKOS_FORCEINLINE_FUNCTION void load_whole_blocks_in_order(const Blocks&... blo
     const index_t bytes = b.contiguous_size() * index_t(sizeof(*b.data));
     for (index_t o = 0; o < bytes; o += BlockPrefetch::line)
       (void)*reinterpret_cast<const volatile char*>(p + o);
+  };
+  (one(blocks), ...);
+#else
+  ((void)blocks, ...);
+#endif
+}
+
+/// load_whole_blocks_in_order for each block that is contiguous and
+/// touch_in_order_block_bytes long (see there); nothing for other blocks.
+template <class... Blocks>
+KOKKOS_FORCEINLINE_FUNCTION void touch_in_order(const Blocks&... blocks) {
+#if !IBLA_IMPL_DEVICE_PASS
+  const auto one = [](const auto& b) {
+    if (b.contiguous_size() * index_t(sizeof(*b.data)) == touch_in_order_block_bytes)
+      load_whole_blocks_in_order(b);
   };
   (one(blocks), ...);
 #else
