@@ -248,22 +248,24 @@ struct TeamLevelGemm {
   }
 };
 
+/// C (m x n) = op(A) op(B) with op(A) m x k, for the shape lists below.
+struct GemmShape {
+  int m, n, k;
+  Op ta, tb;
+};
+
 TEST(DeterminismDeviceForm, BatchGemmMatchesTeamLevel) {
   using T      = double;
   constexpr int L = 32;
   using Layout = ibla::LayoutBlockInterleaved<L>;
   using Exec   = Kokkos::DefaultExecutionSpace;
   const index_t batch = 3 * L + 7;
-  struct Shape {
-    int m, n, k;
-    Op ta, tb;
-  };
-  const Shape shapes[] = {{12, 12, 12, Op::N, Op::N}, {13, 13, 13, Op::T, Op::N},
+  const GemmShape shapes[] = {{12, 12, 12, Op::N, Op::N}, {13, 13, 13, Op::T, Op::N},
                           {16, 16, 16, Op::N, Op::N}, {17, 19, 5, Op::N, Op::T},
                           {20, 20, 20, Op::T, Op::T}, {24, 24, 24, Op::N, Op::N},
                           {29, 31, 30, Op::N, Op::N}, {32, 32, 32, Op::N, Op::N},
                           {40, 36, 8, Op::T, Op::N}};
-  for (const Shape& s : shapes)
+  for (const GemmShape& s : shapes)
     for (const T beta : {T(0), T(0.5)}) {
       SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
                                         << beta);
@@ -305,38 +307,33 @@ TEST(DeterminismDeviceForm, BatchGemmMatchesTeamLevel) {
 template <class T, int L>
 void gemm_from_memory_gives_the_same_bits() {
   using Exec   = Kokkos::DefaultHostExecutionSpace;
-  using Layout = ibla::LayoutBlockInterleaved<L>;
+  using View   = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
   const index_t batch = 3 * L + 5;
-  struct Shape {
-    int m, n, k;
-    Op ta, tb;
-  };
-  const Shape shapes[] = {{8, 8, 8, Op::N, Op::N},     {16, 16, 16, Op::N, Op::N},
-                          {24, 24, 24, Op::N, Op::N},  {25, 27, 26, Op::T, Op::N},
-                          {32, 32, 32, Op::N, Op::N},  {32, 30, 28, Op::N, Op::T},
-                          {31, 31, 31, Op::T, Op::T}};
-  for (const Shape& s : shapes)
+  const GemmShape shapes[] = {{8, 8, 8, Op::N, Op::N},    {16, 16, 16, Op::N, Op::N},
+                              {24, 24, 24, Op::N, Op::N}, {25, 27, 26, Op::T, Op::N},
+                              {32, 32, 32, Op::N, Op::N}, {32, 30, 28, Op::N, Op::T},
+                              {31, 31, 31, Op::T, Op::T}};
+  for (const GemmShape& s : shapes)
     for (const T beta : {T(0), T(0.5)}) {
       SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
                                         << beta);
-      const int ar = s.ta == Op::N ? s.m : s.k, ac = s.ta == Op::N ? s.k : s.m;
-      const int br = s.tb == Op::N ? s.k : s.n, bc = s.tb == Op::N ? s.n : s.k;
-      const auto hA = random_batch<T>(batch, ar, ac, 41 + s.m);
-      const auto hB = random_batch<T>(batch, br, bc, 42 + s.n);
-      const auto hC = random_batch<T>(batch, s.m, s.n, 43 + s.k);
+      GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 41 + s.m);
+      c.beta   = beta;
+      // Host Views, not GemmCase::run's: on a CUDA build those are device
+      // memory, which this host kernel cannot read.
       auto run = [&](const bool from_memory) {
-        Kokkos::View<T***, Layout, Kokkos::HostSpace> A("A", batch, ar, ac), B("B", batch, br, bc),
-            C("C", batch, s.m, s.n);
-        fill_view(A, hA);
-        fill_view(B, hB);
-        fill_view(C, hC);
+        View A("A", batch, c.A.rows, c.A.cols), B("B", batch, c.B.rows, c.B.cols),
+            C("C", batch, c.C.rows, c.C.cols);
+        fill_view(A, c.A);
+        fill_view(B, c.B);
+        fill_view(C, c.C);
         if (from_memory) {
           ibla::detail::for_each_block<L>(
               Exec(), "gemm from memory", batch, ibla::detail::problem_elements(A, B, C),
-              ibla::impl::GemmBlocks<T, decltype(A), decltype(B), decltype(C)>{
-                  s.ta, s.tb, T(1.5), beta, A, B, C, true});
+              ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
+                                                          true});
         } else {
-          ibla::gemm(Exec(), s.ta, s.tb, T(1.5), A, B, beta, C);
+          ibla::gemm(Exec(), c.ta, c.tb, c.alpha, A, B, c.beta, C);
         }
         Exec().fence();
         return read_view(C);
