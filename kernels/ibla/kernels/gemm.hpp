@@ -45,10 +45,11 @@ inline constexpr int gemm_tile_cols = 4;
 //    see lanes_upto; a team-level call with a plain int lane count): each
 //    lane runs the whole tile with its accumulators in its own registers,
 //    the same operations in the same order as the vector form.
-//  LoadCFirst (host vector form, ReadC): beta * C is loaded before the k
-//  loop instead of after it (see gemm_single_tile_loads_c_first); the same
-//  operations on the same values, so the same bits.
-template <int MR, int NR, bool ReadC, bool LoadCFirst = false, class Member, class K, class T,
+//  CByColumns (host vector form): C's tile is read and written after the k
+//  loop a column after another, in the block-interleaved layouts' address
+//  order, instead of a row after another (see gemm_single_tile_c_by_columns).
+//  The same operations on the same values, so the same bits.
+template <int MR, int NR, bool ReadC, bool CByColumns = false, class Member, class K, class T,
           class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, const K k,
                                            const T alpha, const BA& A, const BB& B, const T beta,
@@ -67,17 +68,6 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
     // The r and c loops must be unrolled before vectorisation so that every
     // acc[r][c] is a fixed vector the compiler can keep in a register.
     T acc[MR][NR][L];
-    constexpr bool c_first = ReadC && LoadCFirst;
-    T beta_c[c_first ? MR : 1][c_first ? NR : 1][L];
-    if constexpr (c_first) {
-      IBLA_IMPL_UNROLL
-      for (int r = 0; r < MR; ++r)
-        IBLA_IMPL_UNROLL
-        for (int c = 0; c < NR; ++c)
-          for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-            beta_c[r][c][l] = beta * C(i0 + r, j0 + c, l);
-          });
-    }
     IBLA_IMPL_UNROLL
     for (int r = 0; r < MR; ++r)
       IBLA_IMPL_UNROLL
@@ -97,20 +87,27 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
       a += astep;
       b += bstep;
     }
-    IBLA_IMPL_UNROLL
-    for (int r = 0; r < MR; ++r)
+    const auto store = [&](const int r, const int c) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+      for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+        T& out = C(i0 + r, j0 + c, l);
+        if constexpr (ReadC) {
+          out = fused_mul_add(alpha, acc[r][c][l], beta * out);
+        } else {
+          out = alpha * acc[r][c][l];
+        }
+      });
+    };
+    if constexpr (CByColumns) {
       IBLA_IMPL_UNROLL
       for (int c = 0; c < NR; ++c)
-        for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-          T& out = C(i0 + r, j0 + c, l);
-          if constexpr (c_first) {
-            out = fused_mul_add(alpha, acc[r][c][l], beta_c[r][c][l]);
-          } else if constexpr (ReadC) {
-            out = fused_mul_add(alpha, acc[r][c][l], beta * out);
-          } else {
-            out = alpha * acc[r][c][l];
-          }
-        });
+        IBLA_IMPL_UNROLL
+        for (int r = 0; r < MR; ++r) store(r, c);
+    } else {
+      IBLA_IMPL_UNROLL
+      for (int r = 0; r < MR; ++r)
+        IBLA_IMPL_UNROLL
+        for (int c = 0; c < NR; ++c) store(r, c);
+    }
     return;
   }
 #endif
@@ -258,21 +255,29 @@ inline constexpr int gemm_single_tile_order =
                                                 host_registers_per_value<T, L>)
                                           : 4;
 
-/// Whether the single tile of order N (blocks of L lanes of T) loads beta *
-/// C before its k loop (gemm_tile's LoadCFirst): with 32 vector registers,
-/// where the accumulators and those values take about all of them (n = 4,
-/// one register a value: 16 + 16, a few spilled). Loaded after the loop,
-/// C's lines were the last of each block that the core asked for, and a
-/// batch out of cache ran slower. Measured on AVX-512 Zen 5 (micro-driver:
-/// ibla::gemm NN, 10^4 problems, L = 8 doubles, 2 threads, every operand's
-/// lines flushed before each of 301 calls, medians, 3 alternated runs,
-/// GFLOP/s): n = 4 16.6-16.8 -> 20.2-20.7 (Kokkos Kernels' SIMD packs,
-/// which scale C first, 23.5-24.2 in the same driver), n = 3 13.5 ->
-/// 13.6-14.2, n = 2 unchanged; in cache (no flush) 0.97-1.0x. At n = 5 (25
-/// + 25 values) it lost 10% flushed; with 16 registers not measured.
-template <class T, int L, int N>
-inline constexpr bool gemm_single_tile_loads_c_first =
-    host_has_wide_register_file && N * N * host_registers_per_value<T, L> <= 16;
+/// Whether the single tile (gemm_single_tile_order) reads and writes C a
+/// column after another (gemm_tile's CByColumns): a block-interleaved block
+/// is column-major, so that is C's address order. A row after another it
+/// reads and writes lines N apart, and a batch out of cache ran slower.
+/// Measured on AVX-512 Zen 5 (ibla_bench --ops gemm --impls ibla --reps 21,
+/// 10^4 problems, 2 threads, 5 runs alternated with the rows order, in
+/// which C was loaded before the k loop up to 16 values (971c93f); medians,
+/// GFLOP/s, pairs won of 5): doubles L = 8 flushed n = 3 1.11x (4), 4 14.9
+/// -> 24.2 (5), 5 17.3 -> 19.2 (5), warm n = 3 1.11x (5), 4 48.1 -> 56.2
+/// (5), 5 66.1 -> 70.5 (5), n = 2 1.02-1.06x; L = 16 flushed n = 3 1.18x,
+/// 4 1.23x; floats L = 16 flushed n = 4 31.9 -> 35.3 (5), 5 1.09x (5), warm
+/// n = 3 1.05x, 4 1.05x (5 each), 5 0.97x (2), and in 5 more runs started
+/// with the change n = 4 1.10x / 1.06x, 5 1.07x / 1.11x; L = 32 flushed n =
+/// 4 1.10x. A micro-driver (ibla::gemm NN, n = 4, L = 8 doubles, 10^4
+/// problems, 2 threads, 301 calls, medians of 2 runs, flushed / in L3): rows
+/// with C first 17.2 / 47.7-49.0, rows with C after the loop 20.3 /
+/// 52.2-52.3, columns with C first 21.9-22.0 / 46.7-48.5, columns after the
+/// loop 25.1-25.2 / 54.8-55.3; Kokkos Kernels' SIMD packs (same storage)
+/// 24.8-25.2 / 43.9-44.5. The larger tiles (orders 6..32) in the
+/// columns order moved doubles 0.89-1.06x and lost 6-14% in L = 16's 2 x 4
+/// tiles at orders 12..24, so they keep the rows order. With 16 registers
+/// (AVX2) not measured.
+inline constexpr bool gemm_single_tile_c_by_columns = true;
 
 /// Square GEMMs of order above gemm_single_tile_order and up to this one
 /// run gemm_tiles' tiles as a compile-time sequence (gemm_order_tiles),
@@ -597,7 +602,7 @@ KOKKOS_INLINE_FUNCTION void gemm_tiles(const Member& member, const T alpha, cons
       constexpr int N = decltype(order)::value;
       if constexpr (detail::host_order_specialised<N>)
         gemm_tile<N, N, ReadC,
-                  gemm_single_tile_loads_c_first<T, fixed_lanes<typename BC::lane_count>::value, N>>(
+                  gemm_single_tile_c_by_columns>(
             member, 0, 0, order, alpha, A, B, beta, C);
     });
     return;
@@ -685,7 +690,7 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
     const auto b    = fixed_order_block<N>(B);
     const auto c    = fixed_order_block<N>(C);
     if constexpr (N <= single_tile) {
-      gemm_tile<N, N, decltype(read_c)::value, gemm_single_tile_loads_c_first<T, L, N>>(
+      gemm_tile<N, N, decltype(read_c)::value, gemm_single_tile_c_by_columns>(
           member, 0, 0, order, alpha, a, b, beta, c);
     } else if constexpr (N <= whole_block) {
       gemm_order_tiles<N, gemm_order_tile_rows<T, L, N>, gemm_order_tile_cols<T, L, N>,
