@@ -255,6 +255,33 @@ inline constexpr int gemm_single_tile_order =
                                                 host_registers_per_value<T, L>)
                                           : 4;
 
+/// Whether the single tile of order N (gemm_single_tile_order) reads B as
+/// its FMAs' memory operand, and so requests B's lines into L1 before it
+/// (gemm_fixed_order_nn): with one register a value, where its N * N
+/// accumulators, a column of A and a row of B take more than the vector
+/// registers (5 x 5 on AVX-512) and GCC keeps B out of them. Each of B's
+/// values then feeds N FMAs from memory, a row of them N lines apart.
+/// Measured on AVX-512 Zen 5 (ibla_bench --ops gemm --impls ibla --reps 31,
+/// 10^4 problems, 2 threads, alternated runs, medians, GFLOP/s, pairs won):
+/// n = 5 doubles L = 8 flushed 19.3 -> 29.3 (6 of 6) and 18.9 -> 22.2 (5
+/// of 5, the VM's memory slower in three), warm 1.03x (4 of 6, 4 of 5);
+/// floats L = 16 flushed 38.0 -> 52.5 (4 of 4), warm 0.98x. In the same
+/// runs order 8 (L = 8 doubles), whose tiles did not change (a function of
+/// their own, at the same address), ran 0.89-0.91x flushed (none of 11
+/// pairs won), also in runs of n = 8 alone and with the order-5 tile out of
+/// line (0.91-0.94x), but not in the micro-driver (0.96-1.0x): the block
+/// function that calls those tiles holds the tiles of orders up to 5 and
+/// compiled differently. With two registers a value the 4 x 4 tile (L =
+/// 16 doubles) lost with the requests (flushed 0.94x, warm 0.92x); where B
+/// fits the registers (n = 3, 4, one register a value) they lost in L3
+/// (micro-driver, 0.90-0.96x) and gained nothing flushed. Loads of B's
+/// lines in address order (touch_in_order's) in place of the requests lost
+/// in L3 at n = 3, 4 (0.89-0.91x) and were unsteady at 5 (0.76-1.04x).
+template <class T, int L, int N>
+inline constexpr bool gemm_single_tile_reads_b_from_memory =
+    !IBLA_IMPL_DEVICE_PASS && L > 0 && host_registers_per_value<T, L> == 1 &&
+    N <= gemm_single_tile_order<T, L> && N * N + 2 * N > host_simd_registers;
+
 /// Whether the single tile (gemm_single_tile_order) reads and writes C a
 /// column after another (gemm_tile's CByColumns): a block-interleaved block
 /// is column-major, so that is C's address order. A row after another it
@@ -690,6 +717,7 @@ KOKKOS_INLINE_FUNCTION void gemm_fixed_order_nn(const Member& member, const int 
     const auto b    = fixed_order_block<N>(B);
     const auto c    = fixed_order_block<N>(C);
     if constexpr (N <= single_tile) {
+      if constexpr (gemm_single_tile_reads_b_from_memory<T, L, N>) request_whole_blocks_into_l1(b);
       gemm_tile<N, N, decltype(read_c)::value, gemm_single_tile_c_by_columns>(
           member, 0, 0, order, alpha, a, b, beta, c);
     } else if constexpr (N <= whole_block) {

@@ -313,6 +313,25 @@ KOKKOS_FORCEINLINE_FUNCTION void load_whole_blocks_in_order(const Blocks&... blo
 #endif
 }
 
+/// A request into L1 (prefetcht0) of every line of each contiguous block,
+/// in address order, for a block about to be read by a kernel that takes
+/// its values as the FMAs' memory operands (GEMM's single tile, see
+/// gemm_single_tile_reads_b_from_memory); nothing for blocks that are not
+/// contiguous, and nothing on device.
+template <class... Blocks>
+KOKKOS_FORCEINLINE_FUNCTION void request_whole_blocks_into_l1(const Blocks&... blocks) {
+#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
+  const auto one = [](const auto& b) {
+    const char* p       = reinterpret_cast<const char*>(b.data);
+    const index_t bytes = b.contiguous_size() * index_t(sizeof(*b.data));
+    for (index_t o = 0; o < bytes; o += BlockPrefetch::line) __builtin_prefetch(p + o, 0, 3);
+  };
+  (one(blocks), ...);
+#else
+  ((void)blocks, ...);
+#endif
+}
+
 /// load_whole_blocks_in_order for each block that is contiguous and
 /// touch_in_order_block_bytes long (see there); nothing for other blocks.
 template <class... Blocks>
