@@ -292,6 +292,20 @@ struct BlockPrefetch {
 /// 0.79-0.93x warm; so only the one size.
 inline constexpr index_t touch_in_order_block_bytes = 4096;
 
+/// line(p) for the start p of every line of each contiguous block, in
+/// address order; nothing for blocks that are not contiguous. The walk of
+/// load_whole_blocks_in_order and request_whole_blocks_into_l1 (host only).
+template <class Line, class... Blocks>
+KOKKOS_FORCEINLINE_FUNCTION void for_each_line_of_whole_blocks(const Line& line,
+                                                               const Blocks&... blocks) {
+  const auto one = [&](const auto& b) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+    const char* p       = reinterpret_cast<const char*>(b.data);
+    const index_t bytes = b.contiguous_size() * index_t(sizeof(*b.data));
+    for (index_t o = 0; o < bytes; o += BlockPrefetch::line) line(p + o);
+  };
+  (one(blocks), ...);
+}
+
 /// One load of every line of each contiguous block, in address order:
 /// only the line's arrival matters, the loaded byte is discarded (a
 /// volatile read, which the compiler keeps). For blocks read from memory,
@@ -301,13 +315,11 @@ inline constexpr index_t touch_in_order_block_bytes = 4096;
 template <class... Blocks>
 KOKKOS_FORCEINLINE_FUNCTION void load_whole_blocks_in_order(const Blocks&... blocks) {
 #if !IBLA_IMPL_DEVICE_PASS
-  const auto one = [](const auto& b) {
-    const char* p       = reinterpret_cast<const char*>(b.data);
-    const index_t bytes = b.contiguous_size() * index_t(sizeof(*b.data));
-    for (index_t o = 0; o < bytes; o += BlockPrefetch::line)
-      (void)*reinterpret_cast<const volatile char*>(p + o);
-  };
-  (one(blocks), ...);
+  for_each_line_of_whole_blocks(
+      [](const char* p) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+        (void)*reinterpret_cast<const volatile char*>(p);
+      },
+      blocks...);
 #else
   ((void)blocks, ...);
 #endif
@@ -321,12 +333,9 @@ KOKKOS_FORCEINLINE_FUNCTION void load_whole_blocks_in_order(const Blocks&... blo
 template <class... Blocks>
 KOKKOS_FORCEINLINE_FUNCTION void request_whole_blocks_into_l1(const Blocks&... blocks) {
 #if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
-  const auto one = [](const auto& b) {
-    const char* p       = reinterpret_cast<const char*>(b.data);
-    const index_t bytes = b.contiguous_size() * index_t(sizeof(*b.data));
-    for (index_t o = 0; o < bytes; o += BlockPrefetch::line) __builtin_prefetch(p + o, 0, 3);
-  };
-  (one(blocks), ...);
+  for_each_line_of_whole_blocks(
+      [](const char* p) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { __builtin_prefetch(p, 0, 3); },
+      blocks...);
 #else
   ((void)blocks, ...);
 #endif
