@@ -385,11 +385,12 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
 }
 
 /// team::gesv with the prefetch of the next block (batch-level GESV);
-/// DeviceOrder as for getrf_block.
-template <int DeviceOrder = -1, class Member, class BA, class BP, class BB, class BI>
+/// DeviceOrder and HostOrder as for getrf_block.
+template <int DeviceOrder = -1, int HostOrder = 0, class Member, class BA, class BP, class BB,
+          class BI>
 KOKKOS_INLINE_FUNCTION void gesv_block(const Member& member, const BA& A, const BP& ipiv,
                                        const BB& B, const BI& info, BlockPrefetch& prefetch) {
-  getrf_block<DeviceOrder>(member, A, ipiv, info, prefetch);
+  getrf_block<DeviceOrder, HostOrder>(member, A, ipiv, info, prefetch);
   team_sync(member);
   getrs_masked(member, Op::N, A, ipiv, B, InfoIsZero<BI>{info});
   team_sync(member);
@@ -452,7 +453,7 @@ struct GetrsBlocks {
     team_sync(member);
   }
 };
-template <int DeviceOrder, class AV, class PV, class BV, class IV>
+template <int DeviceOrder, int HostOrder, class AV, class PV, class BV, class IV>
 struct GesvBlocks {
   AV A;
   PV ipiv;
@@ -463,8 +464,9 @@ struct GesvBlocks {
     // The next block's A and B are requested during the factorization.
     BlockPrefetch prefetch;
     prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A, B);
-    gesv_block<DeviceOrder>(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
-                            lane_block(B, first, lanes), lane_block(info, first, lanes), prefetch);
+    gesv_block<DeviceOrder, HostOrder>(member, lane_block(A, first, lanes),
+                                       lane_block(ipiv, first, lanes), lane_block(B, first, lanes),
+                                       lane_block(info, first, lanes), prefetch);
   }
 };
 }  // namespace impl
@@ -550,10 +552,13 @@ void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const
         return;
       }
     }
-    impl::with_getrf_device_order<T, ExecSpace>(n, n, [&](auto order) {
-      detail::for_each_block<L>(
-          exec, "ibla::gesv", batch, detail::problem_elements(A, B),
-          impl::GesvBlocks<decltype(order)::value, AV, PV, BV, IV>{A, ipiv, B, info});
+    impl::with_getrf_device_order<T, ExecSpace>(n, n, [&](auto device_order) {
+      impl::with_getrf_host_order<T, L, ExecSpace, AV>(n, n, [&](auto host_order) {
+        detail::for_each_block<L>(exec, "ibla::gesv", batch, detail::problem_elements(A, B),
+                                  impl::GesvBlocks<decltype(device_order)::value,
+                                                   decltype(host_order)::value, AV, PV, BV, IV>{
+                                      A, ipiv, B, info});
+      });
     });
   }
 }

@@ -962,11 +962,17 @@ inline bool& getrf_last_block_swapped() {
 /// untouched input. Measured against getrf_lanes_host (1-thread
 /// micro-driver, double, 4 x 10^4 problems, medians of 41): 1.4-2.7x at
 /// n = 1..3, 1.0-1.9x at n = 4 (L = 8 and 16). Returns whether a lane of
-/// the block swapped rows.
+/// the block swapped rows. Out of line: inlined, its lane arrays gave the
+/// function holding getrf_square_block_host's forms a frame of 6.6 KB, set
+/// up at every block whichever form ran (GETRF micro-driver, 10^4
+/// diagonally dominant problems in cache, L = 8 doubles, 2 threads, medians
+/// of 2001 calls, microseconds a call: n = 2 6.4 -> 5.1, 3 8.4 -> 7.3, 4
+/// 11.1 -> 10.3 in the kernels of one order; random input n = 8 and 12,
+/// through getrf_block's dispatch, 1.06x and 1.00x).
 template <int N, int L, class Member, class BA, class BP, class BI>
-KOKKOS_FORCEINLINE_FUNCTION bool getrf_registers_host(const Member& member, const BA& A,
-                                                      const BP& ipiv, const BI& info,
-                                                      BlockPrefetch& prefetch) {
+IBLA_IMPL_HOST_NOINLINE bool getrf_registers_host(const Member& member, const BA& A,
+                                                  const BP& ipiv, const BI& info,
+                                                  BlockPrefetch& prefetch) {
   using T     = std::remove_const_t<typename BA::value_type>;
   using Index = lane_index_t<T>;
   // One lane loop reads the whole block, so the next block's lines are all
@@ -1569,6 +1575,53 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
   swapped = any_moved != 0;
   return true;
 }
+
+/// The square orders getrf_square_block_host takes for blocks of L lanes of T
+/// whose row stride is RowStride: those of any of its forms with a fixed
+/// order (getrf_crout_host, getrf_crout_pivoted_host, getrf_registers_host).
+template <class T, int L, class RowStride>
+inline constexpr int getrf_square_block_order =
+    getrf_crout_order<T, L, RowStride> > getrf_crout_pivoted_order<T, L>
+        ? (getrf_crout_order<T, L, RowStride> > getrf_register_order
+               ? getrf_crout_order<T, L, RowStride>
+               : getrf_register_order)
+        : (getrf_crout_pivoted_order<T, L> > getrf_register_order ? getrf_crout_pivoted_order<T, L>
+                                                                  : getrf_register_order);
+
+/// Host, a full block (L lanes) of square N x N matrices, N up to
+/// getrf_square_block_order: the forms of a fixed order, tried in turn. The
+/// pass without interchanges (getrf_crout_host) when the thread's previous
+/// block swapped no row; then, interchanges expected or found by that pass
+/// (which then requested the whole next block already: the prefetch finds
+/// nothing left to plan), the pivoted form (getrf_crout_pivoted_host); then
+/// the register form (getrf_registers_host), where the order prefers it and
+/// for blocks the pivoted form hands back (a pivot below sfmin: these forms
+/// divide where LAPACK does); else the general form. Only the thread that
+/// runs the lane loops (team rank 0) calls it: the forms keep per-lane state
+/// in arrays that only it fills.
+template <int N, class Member, class BA, class BP, class BI>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_square_block_host(const Member& member, const BA& A,
+                                                         const BP& ipiv, const BI& info,
+                                                         BlockPrefetch& prefetch) {
+  using T            = std::remove_const_t<typename BA::value_type>;
+  constexpr int L    = fixed_lanes<typename BA::lane_count>::value;
+  bool& last_swapped = getrf_last_block_swapped();
+  if constexpr (N <= getrf_crout_order<T, L, typename BA::row_stride>) {
+    if (!last_swapped && getrf_crout_host<N, L>(member, A, ipiv, info, prefetch)) return;
+  }
+  if constexpr (N <= getrf_crout_pivoted_order<T, L> && !getrf_registers_preferred<T, L>(N)) {
+    bool swapped = true;
+    if (getrf_crout_pivoted_host<N, L>(member, A, ipiv, info, prefetch, swapped)) {
+      last_swapped = swapped;
+      return;
+    }
+  }
+  if constexpr (N <= getrf_register_order) {
+    last_swapped = getrf_registers_host<N, L>(member, A, ipiv, info, prefetch);
+  } else {
+    last_swapped = getrf_lanes_host<L>(member, A, ipiv, info, prefetch, !last_swapped);
+  }
+}
 #endif
 
 /// getrf_block's forms but the device register form of one order: on host
@@ -1595,51 +1648,20 @@ KOKKOS_INLINE_FUNCTION void getrf_block_general(const Member& member, const BA& 
   }
   constexpr int L = fixed_lanes<typename BA::lane_count>::value;
   if constexpr (L > 0) {
-    // The host forms keep per-lane state in arrays that only the thread
-    // running the lane loops fills (for_each_lane on host: team rank 0),
-    // and read them outside those loops: the other threads of a user's
-    // team must not run them.
+    // See getrf_square_block_host: team rank 0 alone.
     if (member.team_rank() != 0) return;
-    using T            = std::remove_const_t<typename BA::value_type>;
-    const bool square  = A.rows == A.cols && A.rows >= 1;
-    bool& last_swapped = getrf_last_block_swapped();
-    constexpr int crout_order = getrf_crout_order<T, L, typename BA::row_stride>;
-    if (square && A.rows <= crout_order && !last_swapped && detail::host_order_compiled(A.rows)) {
-      bool done = false;
-      detail::static_switch<crout_order>(A.rows, [&](auto order) {
+    using T              = std::remove_const_t<typename BA::value_type>;
+    constexpr int square = getrf_square_block_order<T, L, typename BA::row_stride>;
+    if (A.rows == A.cols && A.rows >= 1 && A.rows <= square &&
+        detail::host_order_compiled(A.rows)) {
+      detail::static_switch<square>(A.rows, [&](auto order) {
         if constexpr (detail::host_order_specialised<decltype(order)::value>)
-          done = getrf_crout_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
-      });
-      if (done) return;
-    }
-    // Interchanges expected, or found by the pass without them (which then
-    // requested the whole next block already: the prefetch finds nothing
-    // left to plan).
-    if (square && A.rows <= getrf_crout_pivoted_order<T, L> &&
-        !getrf_registers_preferred<T, L>(A.rows) && detail::host_order_compiled(A.rows)) {
-      bool done = false, swapped = true;
-      detail::static_switch<getrf_crout_pivoted_order<T, L>>(A.rows, [&](auto order) {
-        if constexpr (detail::host_order_specialised<decltype(order)::value>)
-          done = getrf_crout_pivoted_host<decltype(order)::value, L>(member, A, ipiv, info,
-                                                                     prefetch, swapped);
-      });
-      if (done) {
-        last_swapped = swapped;
-        return;
-      }
-    }
-    // Larger orders, the orders where the register form is preferred, and
-    // blocks handed back for a pivot below sfmin (these forms divide where
-    // LAPACK does).
-    if (square && A.rows <= getrf_register_order && detail::host_order_compiled(A.rows)) {
-      detail::static_switch<getrf_register_order>(A.rows, [&](auto order) {
-        if constexpr (detail::host_order_specialised<decltype(order)::value>)
-          last_swapped =
-              getrf_registers_host<decltype(order)::value, L>(member, A, ipiv, info, prefetch);
+          getrf_square_block_host<decltype(order)::value>(member, A, ipiv, info, prefetch);
       });
       return;
     }
-    last_swapped = getrf_lanes_host<L>(member, A, ipiv, info, prefetch, !last_swapped);
+    bool& last_swapped = getrf_last_block_swapped();
+    last_swapped       = getrf_lanes_host<L>(member, A, ipiv, info, prefetch, !last_swapped);
     return;
   }
 #else
@@ -1661,13 +1683,20 @@ KOKKOS_INLINE_FUNCTION void getrf_block_general(const Member& member, const BA& 
 /// API) by the block's order at run time, 0 the general form, N > 0 the
 /// register form of order N alone (a batch-level kernel launched for one
 /// small order: see with_getrf_device_order). It changes nothing on host.
-template <int DeviceOrder = -1, class Member, class BA, class BP, class BI>
+/// HostOrder N > 0: a host batch-level kernel launched for square problems
+/// of order N alone (with_getrf_host_order), whose full blocks go to
+/// getrf_square_block_host without the dispatch on the order.
+template <int DeviceOrder = -1, int HostOrder = 0, class Member, class BA, class BP, class BI>
 KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const BP& ipiv,
                                         const BI& info, BlockPrefetch& prefetch) {
   if constexpr (DeviceOrder > 0) {
     // Only launched on device; its host instance (compiled with every
     // device functor) skips the host forms.
     getrf_registers_lane<DeviceOrder>(member, A, ipiv, info);
+#if !IBLA_IMPL_DEVICE_PASS
+  } else if constexpr (HostOrder > 0 && fixed_lanes<typename BA::lane_count>::value > 0) {
+    if (member.team_rank() == 0) getrf_square_block_host<HostOrder>(member, A, ipiv, info, prefetch);
+#endif
   } else {
     // Always false in the host pass: one instance of the host forms for
     // the team-level API and the batch-level kernels alike.
@@ -1699,6 +1728,51 @@ void with_getrf_device_order(const index_t m, const index_t n, const F& f) {
       return;
     }
   }
+  f(std::integral_constant<int, 0>{});
+}
+
+/// Host batch-level GETRF and GESV of square orders up to this one run a
+/// kernel of their order (with_getrf_host_order): its full blocks call the
+/// forms of that order (getrf_square_block_host) without getrf_block's
+/// dispatch on the order, an out-of-line call through a jump table that at
+/// n = 2 took about a third of a block's time (perf, cpu-clock samples).
+/// Measured on AVX-512 Zen 5 (micro-driver: ibla::getrf on 10^4 diagonally
+/// dominant problems in cache, L = 8 doubles, 2 threads, medians of 2001
+/// calls, microseconds a call, 2 alternated runs, with
+/// getrf_registers_host out of line): n = 2 6.8-9.1 -> 5.1-7.3, 3 8.9-11.5
+/// -> 7.3-9.2, 4 12.0-14.0 -> 10.3-12.1, 6 27.0-28.4 -> 25.8-28.1; Kokkos
+/// Kernels' SerialLU on SIMD packs of the same storage took 3.4, 7.6-7.9,
+/// 12.8 and 30.9-31.7 in other runs of the same session. ibla_bench (GETRF
+/// and GESV, n = 2..12, 4 runs alternated with the tree before, medians)
+/// in the GFLOP/s table of perf_tests/RESULTS.md (2026-12-05, fourth
+/// session). Order 6 gained 1.00-1.04x; larger orders were not tried: the
+/// dispatch is a smaller share of their blocks' time, and each order is one
+/// more kernel per type and layout.
+template <class T, int L>
+inline constexpr int getrf_host_order_kernels = L > 0 ? 6 : 0;
+
+/// Calls f(std::integral_constant<int, N>{}) with the HostOrder of the
+/// batch-level kernel for m x n problems in blocks of L lanes on ExecSpace:
+/// N = n for square orders up to getrf_host_order_kernels on host (those
+/// getrf_square_block_host takes, compiled in this build), else 0.
+template <class T, int L, class ExecSpace, class AV, class F>
+void with_getrf_host_order(const index_t m, const index_t n, const F& f) {
+#if !IBLA_IMPL_DEVICE_PASS
+  if constexpr (is_host_space_v<ExecSpace>) {
+    using Block = decltype(lane_block(std::declval<const AV&>(), index_t(0), lanes_c<L>{}));
+    constexpr int square = getrf_square_block_order<T, L, typename Block::row_stride>;
+    constexpr int most =
+        getrf_host_order_kernels<T, L> < square ? getrf_host_order_kernels<T, L> : square;
+    if constexpr (most > 0) {
+      if (m == n && n >= 1 && n <= most && detail::host_order_compiled(int(n))) {
+        detail::host_static_switch<most>(int(n), [&](auto order) {
+          if constexpr (detail::host_order_specialised<decltype(order)::value>) f(order);
+        });
+        return;
+      }
+    }
+  }
+#endif
   f(std::integral_constant<int, 0>{});
 }
 
@@ -1734,7 +1808,7 @@ KOKKOS_INLINE_FUNCTION void getrf(const Member& member, const BA& A, const BP& i
 
 namespace impl {
 
-template <int DeviceOrder, class AV, class PV, class IV>
+template <int DeviceOrder, int HostOrder, class AV, class PV, class IV>
 struct GetrfBlocks {
   AV A;
   PV ipiv;
@@ -1743,8 +1817,9 @@ struct GetrfBlocks {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     BlockPrefetch prefetch;
     prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A);
-    getrf_block<DeviceOrder>(member, lane_block(A, first, lanes), lane_block(ipiv, first, lanes),
-                             lane_block(info, first, lanes), prefetch);
+    getrf_block<DeviceOrder, HostOrder>(member, lane_block(A, first, lanes),
+                                        lane_block(ipiv, first, lanes),
+                                        lane_block(info, first, lanes), prefetch);
     team_sync(member);
   }
 };
@@ -2002,10 +2077,13 @@ void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
     if constexpr (!is_host_space_v<ExecSpace>) {
       if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) return;
     }
-    impl::with_getrf_device_order<T, ExecSpace>(m, n, [&](auto order) {
-      detail::for_each_block<L>(
-          exec, "ibla::getrf", batch, detail::problem_elements(A),
-          impl::GetrfBlocks<decltype(order)::value, AV, PV, IV>{A, ipiv, info});
+    impl::with_getrf_device_order<T, ExecSpace>(m, n, [&](auto device_order) {
+      impl::with_getrf_host_order<T, L, ExecSpace, AV>(m, n, [&](auto host_order) {
+        detail::for_each_block<L>(exec, "ibla::getrf", batch, detail::problem_elements(A),
+                                  impl::GetrfBlocks<decltype(device_order)::value,
+                                                    decltype(host_order)::value, AV, PV, IV>{
+                                      A, ipiv, info});
+      });
     });
   }
 }
