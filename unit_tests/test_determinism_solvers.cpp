@@ -334,6 +334,72 @@ TYPED_TEST(DeterminismSolvers, GetrfSpeculativePassMatchesSingleProblems) {
                                           typename TypeParam::layout_type>();
 }
 
+/// ibla::gesv of a host batch (one right-hand side) on Views of Layout, with
+/// everything it wrote read back.
+template <class T, class Layout>
+std::pair<Factored<T, Layout>, HostBatch<T>> solve_with_gesv(const HostBatch<T>& A,
+                                                             const HostBatch<T>& B) {
+  const index_t batch = A.batch;
+  const int n         = int(A.rows);
+  auto vA = make_view<T, Layout>("A", batch, n, n);
+  auto vB = make_view<T, Layout>("B", batch, n, 1);
+  Kokkos::View<int**, Layout> ipiv("ipiv", batch, n);
+  Kokkos::View<int*, Layout> info("info", batch);
+  fill_view(vA, A);
+  fill_view(vB, B);
+  ibla::gesv(Kokkos::DefaultExecutionSpace(), vA, ipiv, vB, info);
+  Factored<T, Layout> f{read_view(vA), Kokkos::create_mirror_view(ipiv),
+                        Kokkos::create_mirror_view(info)};
+  mirror_copy(f.ipiv, ipiv);
+  mirror_copy(f.info, info);
+  return {f, read_view(vB)};
+}
+
+// On host, batch-level GESV with one right-hand side factors and solves the
+// full blocks of small orders in one lane loop (gesv_registers_host): without
+// interchanges after a block that swapped nowhere, its lanes that would swap
+// solved again one at a time, and with them (by selects) after one that did;
+// lanes with a pivot below the smallest normal, or a diagonal of U whose
+// reciprocal overflows, are solved again too (both kinds are in the batch).
+// Every problem must get the bits, pivots and info it gets alone (a batch of
+// one: getrf's per-lane form, then the solve's tile form), for the patterns
+// of the GETRF check above in both orders, so that each kind of block meets
+// each prediction; orders up to two above the largest of the one-loop form.
+template <class T, class Layout>
+void check_gesv_forms_match_single_problems() {
+  const index_t L = lanes_of<T, Layout>();
+  for (int n = 1; n <= 6; ++n)
+    for (const bool reversed : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << (reversed ? " reversed" : ""));
+      HostBatch<T> A = getrf_pattern_batch<T>(L, n, reversed);
+      // In every other block, a lane whose first column is scaled so that
+      // its largest entry, the pivot, lies below the smallest normal but has
+      // a reciprocal that does not overflow: LAPACK divides the column by it.
+      for (index_t b = 5; b < A.batch; b += 2 * L) {
+        const T scale = T(0.75) * std::numeric_limits<T>::min() / std::abs(A(b, 0, 0));
+        for (int i = 0; i < n; ++i) A(b, i, 0) *= scale;
+      }
+      const HostBatch<T> B = random_batch<T>(A.batch, n, 1, 41 + n);
+      const auto got       = solve_with_gesv<T, Layout>(A, B);
+      for (index_t b = 0; b < A.batch; ++b) {
+        HostBatch<T> a(1, n, n), x(1, n, 1);
+        std::copy(A.matrix(b), A.matrix(b) + n * n, a.matrix(0));
+        std::copy(B.matrix(b), B.matrix(b) + n, x.matrix(0));
+        const auto want = solve_with_gesv<T, Layout>(a, x);
+        ASSERT_TRUE(bitwise_same(got.first.A, want.first.A, b, 0, 1)) << "matrix " << b;
+        ASSERT_TRUE(bitwise_same(got.second, want.second, b, 0, 1)) << "solution " << b;
+        for (int k = 0; k < n; ++k)
+          ASSERT_EQ(got.first.ipiv(b, k), want.first.ipiv(0, k)) << "ipiv(" << b << ", " << k << ")";
+        ASSERT_EQ(got.first.info(b), want.first.info(0)) << "info(" << b << ")";
+      }
+    }
+}
+
+TYPED_TEST(DeterminismSolvers, GesvOneLoopFormMatchesSingleProblems) {
+  check_gesv_forms_match_single_problems<typename TypeParam::value_type,
+                                         typename TypeParam::layout_type>();
+}
+
 // Blocks of 16 doubles: a lane value takes two vector registers on AVX-512
 // (four on AVX2), and GETRF's host dispatch picks other forms and orders
 // there (getrf_registers_preferred, getrf_crout_pivoted_order,

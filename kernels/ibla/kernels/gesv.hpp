@@ -384,6 +384,151 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
   getrs_masked(member, trans, A, ipiv, B, keep, none);
 }
 
+#if !IBLA_IMPL_DEVICE_PASS
+/// Square orders up to this one of batch-level GESV with one right-hand
+/// side factor and solve each lane's problem in one lane loop on host
+/// (gesv_registers_host), in blocks where a lane value is one vector
+/// register of 32 (L = 8 doubles, 16 floats on AVX-512); 0 elsewhere.
+/// After a block that swapped no row, without interchanges (its lanes that
+/// would swap are solved again); after one that did, with them up to
+/// gesv_pivoting_register_order. Otherwise getrf_block then getrs_masked.
+/// ibla_bench (GESV, L = 8 doubles, 10^4 problems, 2 threads, --reps 21, 4
+/// runs alternated with the tree before, medians, GFLOP/s, pairs won),
+/// with the kernels of one order (getrf_host_order_kernels): diagonally
+/// dominant flushed n = 2 6.4 -> 8.6 (4), 3 13.9 -> 15.1 (4), warm n = 2
+/// 7.0 -> 12.5 (4), 3 20.6 -> 27.8 (4); random flushed n = 2 6.1 -> 7.9
+/// (4), warm 6.7 -> 10.9 (4). Tried and not kept: the one loop at n = 4
+/// (diagonally dominant flushed 0.95x, 0 of 4, and at 10^6 problems in a
+/// micro-driver 0.9x of the two loops), n = 5 and 6 (micro-driver in
+/// cache 0.92x and 0.85x); with interchanges at n = 3 (random input,
+/// flushed 0.85-0.90x in two sets, warm 1.25x) and 4 (in cache 0.8x).
+template <class T, int L>
+inline constexpr int gesv_register_order =
+    host_has_wide_register_file && L > 0 && host_registers_per_value<T, L> == 1 ? 3 : 0;
+inline constexpr int gesv_pivoting_register_order = 2;
+
+/// The matrix of a register lane, as the register steps read an operand
+/// (A(i, j, l), the lane ignored).
+template <int N, class T>
+struct RegisterMatrix {
+  const T (&a)[N][N];
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(const int i, const int j, int) const { return a[i][j]; }
+};
+
+/// A lane's pivot rows (0-based, in registers) as laswp_registers_lane
+/// reads ipiv (1-based).
+template <int N, class Index>
+struct RegisterPivots {
+  const Index (&rows)[N];
+  KOKKOS_FORCEINLINE_FUNCTION Index operator()(const int k, int, int) const { return rows[k] + 1; }
+};
+
+/// Lane l of gesv_registers_host: the lane's matrix factored in registers
+/// (getrf_register_steps, as getrf_registers_host), then its right-hand side
+/// swapped and solved with the factors still in registers (as
+/// getrs_registers_host: laswp, L unit, U by the reciprocals of its
+/// diagonal; same operations in the same order, so the same bits as
+/// getrf_block then getrs_masked). A, ipiv, info and B are stored at the
+/// end. again[l]: the lane has a pivot below sfmin (LAPACK divides
+/// there), or solves with a diagonal of U whose reciprocal overflows (the
+/// tile form divides there): A and B stay untouched, and the caller solves
+/// the lane again by gesv_block's general forms.
+template <int N, int L, bool Pivoting, class BA, class BB>
+struct GesvRegisterLane {
+  using T     = std::remove_const_t<typename BA::value_type>;
+  using Index = lane_index_t<T>;
+  const BA& A;
+  const BB& B;
+  Index (*pivots)[L];  // the pivot rows, 0-based
+  T* statuses;         // info, as a T
+  Index* again;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
+    T a[N][N];
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i)
+      IBLA_IMPL_UNROLL
+      for (int j = 0; j < N; ++j) a[i][j] = A(i, j, l);
+    Index pivot_row[N];
+    T status    = T(0);  // info, as a T (see getrf_register_steps)
+    Index tiny  = 0;
+    Index moved = 0;
+    if constexpr (Pivoting) {
+      getrf_register_steps<0, L>(a, pivot_row, status, tiny);
+      IBLA_IMPL_UNROLL
+      for (int k = 0; k < N; ++k) moved += pivot_row[k] - Index(k);  // >= 0 each
+    } else {
+      getrf_register_steps_unpivoted<0, L>(a, status, tiny, moved);
+      IBLA_IMPL_UNROLL
+      for (int k = 0; k < N; ++k) pivot_row[k] = Index(k);
+    }
+    const bool solve = status == T(0);  // InfoIsZero
+    T b[N];
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i) b[i] = B(i, 0, l);
+    const RegisterMatrix<N, T> factors{a};
+    if constexpr (Pivoting)
+      laswp_registers_lane<N, true>(b, RegisterPivots<N, Index>{pivot_row}, l, solve);
+    trsm_register_steps<0, true>(b, factors, 0, UnitDiagonal{});
+    T inv[N][1];
+    Index overflow = 0;
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < N; ++r) {
+      overflow |= Index(reciprocal_overflows(a[r][r]));
+      inv[r][0] = T(1) / a[r][r];
+    }
+    trsm_register_steps<0, false>(b, factors, 0, SharedReciprocals<N, 1, T>{inv});
+    const bool redo = (tiny != 0) | (solve & (overflow != 0)) | (!Pivoting & (moved != 0));
+    IBLA_IMPL_UNROLL
+    for (int i = 0; i < N; ++i)
+      IBLA_IMPL_UNROLL
+      for (int j = 0; j < N; ++j) {
+        T& out = A(i, j, l);
+        out    = select_bits(redo, out, a[i][j]);
+      }
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) pivots[k][l] = pivot_row[k];
+    statuses[l] = status;
+    store_register_column(b, B, 0, l, solve & !redo);
+    again[l] = Index(redo) | (Index(moved != 0) << 1);
+  }
+};
+
+/// Batch-level GESV (one right-hand side) on a full host block of square
+/// N x N matrices, N up to gesv_register_order: one lane loop factors and
+/// solves (GesvRegisterLane), where getrf_block then getrs_masked took the
+/// factorization's lane loop, then the solve's dispatch, the pivots and
+/// the info read back into lane-wide arrays, the reciprocals' lane loop
+/// and the solve's lane loop. again[l]: bit 0 for the lanes to solve
+/// again (see GesvRegisterLane), bit 1 for those that swap rows.
+/// Pivoting false: the steps without interchanges
+/// (getrf_register_steps_unpivoted), whose lanes that would swap are
+/// solved again.
+template <int N, bool Pivoting, class Member, class BA, class BP, class BB, class BI, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void gesv_registers_host(const Member& member, const BA& A,
+                                                     const BP& ipiv, const BB& B, const BI& info,
+                                                     BlockPrefetch& prefetch, Index* again) {
+  using T         = std::remove_const_t<typename BA::value_type>;
+  constexpr int L = fixed_lanes<typename BA::lane_count>::value;
+  static_assert(std::is_same<Index, lane_index_t<T>>::value, "again: lane_index_t<T>");
+  const auto Af = fixed_order_block<N>(A);
+  const auto Bf = fixed_order_block<N>(B);
+  getrf_request_next_block<true, N, L, T>(prefetch);
+  Index pivots[N][L];
+  T statuses[L];
+  for_each_lane(member, A.lanes,
+                GesvRegisterLane<N, L, Pivoting, decltype(Af), decltype(Bf)>{Af, Bf, pivots,
+                                                                             statuses, again});
+  getrf_request_next_block<false, N, L, T>(prefetch);
+  // The int outputs in lane loops of their own: stored in the loop above,
+  // they made GCC vectorise it with 32-byte vectors (two per lane vector of
+  // doubles).
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < N; ++k)
+    for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = int(pivots[k][l]) + 1; });
+  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(statuses[l]); });
+}
+#endif
+
 /// team::gesv with the prefetch of the next block (batch-level GESV);
 /// DeviceOrder and HostOrder as for getrf_block.
 template <int DeviceOrder = -1, int HostOrder = 0, class Member, class BA, class BP, class BB,
@@ -464,6 +609,38 @@ struct GesvBlocks {
     // The next block's A and B are requested during the factorization.
     BlockPrefetch prefetch;
     prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A, B);
+#if !IBLA_IMPL_DEVICE_PASS
+    using T         = typename AV::non_const_value_type;
+    constexpr int L = fixed_lanes<Lanes>::value;
+    if constexpr (HostOrder > 0 && HostOrder <= gesv_register_order<T, L>) {
+      const auto b       = lane_block(B, first, lanes);
+      bool& last_swapped = getrf_last_block_swapped();
+      if (b.cols == 1 && (!last_swapped || HostOrder <= gesv_pivoting_register_order)) {
+        lane_index_t<T> again[L];
+        const auto a = lane_block(A, first, lanes);
+        const auto p = lane_block(ipiv, first, lanes);
+        const auto i = lane_block(info, first, lanes);
+        if (last_swapped) {
+          gesv_registers_host<HostOrder, true>(member, a, p, b, i, prefetch, again);
+        } else {
+          gesv_registers_host<HostOrder, false>(member, a, p, b, i, prefetch, again);
+        }
+        lane_index_t<T> moved = 0;
+        for (int l = 0; l < L; ++l) moved |= again[l] & 2;
+        last_swapped = moved != 0;
+        // One lane at a time, by the forms of the partial last block.
+        for (int l = 0; l < L; ++l)
+          if (again[l] & 1) {
+            const auto one = lanes_upto<L>{1};
+            BlockPrefetch none;  // the next block was requested above
+            gesv_block<DeviceOrder>(member, lane_block(A, first + l, one),
+                                    lane_block(ipiv, first + l, one), lane_block(B, first + l, one),
+                                    lane_block(info, first + l, one), none);
+          }
+        return;
+      }
+    }
+#endif
     gesv_block<DeviceOrder, HostOrder>(member, lane_block(A, first, lanes),
                                        lane_block(ipiv, first, lanes), lane_block(B, first, lanes),
                                        lane_block(info, first, lanes), prefetch);

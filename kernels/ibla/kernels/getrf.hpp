@@ -894,6 +894,32 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
   if constexpr (K + 1 < N) getrf_register_steps<K + 1, L>(a, pivot_row, status, tiny);
 }
 
+/// getrf_register_steps without the interchanges, for blocks expected to
+/// need none (the thread's last block swapped no row): the same operations
+/// on the same values where no step would have swapped, and moved set
+/// where one would have (a row below K larger than the pivot in absolute
+/// value, idamax's rule), the lane's result then not LAPACK's.
+template <int K, int L, int N, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps_unpivoted(T (&a)[N][N], T& status,
+                                                                Index& tiny, Index& moved) {
+  const T sfmin  = Kokkos::Experimental::norm_min<T>::value;
+  const T piv    = a[K][K];
+  const T amax   = abs_select(piv);
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) moved |= Index(abs_select(a[i][K]) > amax);
+  status = select_bits((piv == T(0)) & (status == T(0)), T(K + 1), status);
+  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
+  if constexpr (getrf_tests_pivot<T, L, N, K>)
+    tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) a[i][K] *= scale;
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i)
+    IBLA_IMPL_UNROLL
+    for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
+  if constexpr (K + 1 < N) getrf_register_steps_unpivoted<K + 1, L>(a, status, tiny, moved);
+}
+
 /// Lane l of getrf_registers_host: loads its matrix, factors it
 /// (getrf_register_steps), stores it back with ipiv and info. flags[l]: bit
 /// 0 a pivot below sfmin (the lane stores nothing to A: it is factored
