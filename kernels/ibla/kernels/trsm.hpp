@@ -837,7 +837,9 @@ KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t ord
 /// forms: a second set there would be compiled into every solver for
 /// nothing (a set of fixed-order forms in trsm_masked took the tests'
 /// factor_and_solve.cpp 1.7x as long to compile, see perf_tests/RESULTS.md).
-template <class Member, class T, class BA, class BB>
+/// Order > 0: B.rows is Order (a kernel of one order, see
+/// trsm_host_order_kernels), so no dispatch on it.
+template <int Order = 0, class Member, class T, class BA, class BB>
 KOKKOS_INLINE_FUNCTION bool trsm_registers_fixed_order(const Member& member, const Side side,
                                                        const Uplo uplo, const Op trans,
                                                        const Diag diag, const T alpha,
@@ -856,12 +858,17 @@ KOKKOS_INLINE_FUNCTION bool trsm_registers_fixed_order(const Member& member, con
     if (member.team_rank() != 0) return true;
     const bool lower = (trans == Op::N ? uplo : flip(uplo)) == Uplo::Lower;
     bool solved      = false;
-    detail::static_switch<order>(B.rows, [&](auto n) {
-      constexpr int N = decltype(n)::value;
-      if constexpr (detail::host_order_specialised<N>)
-        solved = trsm_registers_fixed_order_host<N, L>(member, lower, trans, diag == Diag::Unit,
-                                                       alpha, A, B, prefetch);
-    });
+    if constexpr (Order > 0) {
+      solved = trsm_registers_fixed_order_host<Order, L>(member, lower, trans, diag == Diag::Unit,
+                                                         alpha, A, B, prefetch);
+    } else {
+      detail::static_switch<order>(B.rows, [&](auto n) {
+        constexpr int N = decltype(n)::value;
+        if constexpr (detail::host_order_specialised<N>)
+          solved = trsm_registers_fixed_order_host<N, L>(member, lower, trans,
+                                                         diag == Diag::Unit, alpha, A, B, prefetch);
+      });
+    }
     if (!solved) trsm_masked(member, side, uplo, trans, diag, alpha, A, B, AllLanes{}, prefetch);
     return true;
   }
@@ -929,8 +936,50 @@ KOKKOS_INLINE_FUNCTION constexpr index_t one_column_prefetch_ahead(const index_t
   return one_column_register_form<MaxOrder>(order, cols) ? 2 : 1;
 }
 
-template <class T, class AV, class BV>
+/// Host batch-level TRSM (Side::Left) of orders up to this one runs a
+/// kernel of its order (with_trsm_host_order), whose blocks call that
+/// order's register form (trsm_registers_fixed_order_host) without the
+/// dispatch on the order, as GETRF's (getrf_host_order_kernels): an
+/// out-of-line trsm_registers_fixed_order and a jump table were about 45% of
+/// a block's time at n = 2 with one right-hand side (perf, cpu-clock
+/// samples, 10^4 problems in cache, L = 8 doubles). Micro-driver
+/// (ibla::trsm left lower non-unit, alpha 1.5, 10^4 problems, A in cache
+/// and B restored before each call, L = 8 doubles, 2 threads, medians of
+/// 1001 calls, microseconds a call, 2 alternated runs), nrhs = 1 / nrhs =
+/// n: n = 2 6.35-6.63 -> 5.24-5.39 / 6.8 -> 5.7, 3 6.8 -> 5.7 / 9.9-10.3 ->
+/// 9.2-9.3, 4 8.6 -> 6.8-7.3 / 16.9 -> 14.4; with kernels up to 8, n = 5
+/// 1.05x / 0.99x, 6 1.03x / 1.02x, 8 1.00x / 1.03x, so not past 4 (each
+/// order is one more kernel per type and pair of layouts).
+inline constexpr int trsm_host_order_kernels = 4;
+
+/// Calls f(std::integral_constant<int, N>{}) with the HostOrder of
+/// batch-level TRSM's kernel: N = m, the order of A, for Side::Left on host
+/// up to trsm_host_order_kernels where A's blocks have a compile-time row
+/// stride (trsm_registers_fixed_order's blocks) and the order is compiled;
+/// else 0.
+template <class T, int L, class ExecSpace, class AV, class F>
+void with_trsm_host_order(const Side side, const index_t m, const F& f) {
+#if !IBLA_IMPL_DEVICE_PASS
+  if constexpr (is_host_space_v<ExecSpace> && L > 0) {
+    using Block = decltype(lane_block(std::declval<const AV&>(), index_t(0), lanes_c<L>{}));
+    if constexpr (!std::is_same<typename Block::row_stride, index_t>::value) {
+      if (side == Side::Left && m >= 1 && m <= trsm_host_order_kernels &&
+          detail::host_order_compiled(int(m))) {
+        detail::host_static_switch<trsm_host_order_kernels>(int(m), [&](auto order) {
+          if constexpr (detail::host_order_specialised<decltype(order)::value>) f(order);
+        });
+        return;
+      }
+    }
+  }
+#endif
+  f(std::integral_constant<int, 0>{});
+}
+
+/// HostOrder > 0: a kernel of one order (with_trsm_host_order).
+template <class T, class AV, class BV, int HostOrder = 0>
 struct TrsmBlocks {
+  static_assert(HostOrder >= 0, "HostOrder: 0, or the order of a kernel of one order");
   Side side;
   Uplo uplo;
   Op trans;
@@ -960,7 +1009,8 @@ struct TrsmBlocks {
     }
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
-    if (!trsm_registers_fixed_order(member, side, uplo, trans, diag, alpha, a, b, prefetch))
+    if (!trsm_registers_fixed_order<HostOrder>(member, side, uplo, trans, diag, alpha, a, b,
+                                               prefetch))
       trsm_masked(member, side, uplo, trans, diag, alpha, a, b, AllLanes{}, prefetch);
     team_sync(member);
   }
@@ -1006,8 +1056,12 @@ void trsm(const ExecSpace& exec, Side side, Uplo uplo, Op trans, Diag diag, cons
   if constexpr (detail::block_lanes_agree<BV, AV>()) {
     if (m == 0 || nrhs == 0) return;
     constexpr int L = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
-    detail::for_each_block<L>(exec, "ibla::trsm", batch, detail::problem_elements(A, B),
-                              impl::TrsmBlocks<T, AV, BV>{side, uplo, trans, diag, T(alpha), A, B});
+    impl::with_trsm_host_order<T, L, ExecSpace, AV>(side, m, [&](auto order) {
+      detail::for_each_block<L>(
+          exec, "ibla::trsm", batch, detail::problem_elements(A, B),
+          impl::TrsmBlocks<T, AV, BV, decltype(order)::value>{side, uplo, trans, diag, T(alpha), A,
+                                                             B});
+    });
   }
 }
 
