@@ -444,10 +444,7 @@ struct GesvRegisterLane {
   Index* again;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T a[N][N];
-    IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i)
-      IBLA_IMPL_UNROLL
-      for (int j = 0; j < N; ++j) a[i][j] = A(i, j, l);
+    load_lane_matrix(a, A, l);
     Index pivot_row[N];
     T status    = T(0);  // info, as a T (see getrf_register_steps)
     Index tiny  = 0;
@@ -478,13 +475,7 @@ struct GesvRegisterLane {
     }
     trsm_register_steps<0, false>(b, factors, 0, SharedReciprocals<N, 1, T>{inv});
     const bool redo = (tiny != 0) | (solve & (overflow != 0)) | (!Pivoting & (moved != 0));
-    IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i)
-      IBLA_IMPL_UNROLL
-      for (int j = 0; j < N; ++j) {
-        T& out = A(i, j, l);
-        out    = select_bits(redo, out, a[i][j]);
-      }
+    store_lane_matrix(a, A, l, redo);
     IBLA_IMPL_UNROLL
     for (int k = 0; k < N; ++k) pivots[k][l] = pivot_row[k];
     statuses[l] = status;

@@ -840,6 +840,50 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_request_next_block(BlockPrefetch& prefetc
   }
 }
 
+/// The elimination of step K of the register forms (getrf_register_steps,
+/// getrf_register_steps_unpivoted), with piv on the diagonal: column K below
+/// it scaled by the pivot's reciprocal, the trailing rows and columns
+/// updated, and tiny set where the pivot lies below sfmin (LAPACK divides
+/// there) and getrf_tests_pivot says to test it.
+template <int K, int L, int N, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_register_eliminate(T (&a)[N][N], const T piv,
+                                                          Index& tiny) {
+  const T sfmin = Kokkos::Experimental::norm_min<T>::value;
+  // x * 1 is x: a zero pivot's column is kept by the same multiply.
+  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
+  if constexpr (getrf_tests_pivot<T, L, N, K>)
+    tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i) a[i][K] *= scale;
+  IBLA_IMPL_UNROLL
+  for (int i = K + 1; i < N; ++i)
+    IBLA_IMPL_UNROLL
+    for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
+}
+
+/// Lane l's N x N matrix of the block A, into a (registers once inlined).
+template <int N, class T, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void load_lane_matrix(T (&a)[N][N], const BA& A, const int l) {
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i)
+    IBLA_IMPL_UNROLL
+    for (int j = 0; j < N; ++j) a[i][j] = A(i, j, l);
+}
+
+/// a back into lane l's matrix of the block A, but where keep_input (by a
+/// select per element, which keeps the lane loop vectorised).
+template <int N, class T, class BA>
+KOKKOS_FORCEINLINE_FUNCTION void store_lane_matrix(const T (&a)[N][N], const BA& A, const int l,
+                                                   const bool keep_input) {
+  IBLA_IMPL_UNROLL
+  for (int i = 0; i < N; ++i)
+    IBLA_IMPL_UNROLL
+    for (int j = 0; j < N; ++j) {
+      T& out = A(i, j, l);
+      out    = select_bits(keep_input, out, a[i][j]);
+    }
+}
+
 /// Step K and the following ones of getrf_registers_host, for one lane whose
 /// N x N matrix is in a: the same operations, in the same order, as
 /// getrf_pivot_column and getrf_swap_update (same bits), with the row
@@ -849,7 +893,6 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_request_next_block(BlockPrefetch& prefetc
 template <int K, int L, int N, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivot_row)[N],
                                                       T& status, Index& tiny) {
-  const T sfmin = Kokkos::Experimental::norm_min<T>::value;
   // Pivot search, idamax's rule.
   T piv   = a[K][K];
   Index p = K;
@@ -881,16 +924,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
     }
     a[K][j] = to_k;
   }
-  // x * 1 is x: a zero pivot's column is kept by the same multiply.
-  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  if constexpr (getrf_tests_pivot<T, L, N, K>)
-    tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
-  IBLA_IMPL_UNROLL
-  for (int i = K + 1; i < N; ++i) a[i][K] *= scale;
-  IBLA_IMPL_UNROLL
-  for (int i = K + 1; i < N; ++i)
-    IBLA_IMPL_UNROLL
-    for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
+  getrf_register_eliminate<K, L>(a, piv, tiny);
   if constexpr (K + 1 < N) getrf_register_steps<K + 1, L>(a, pivot_row, status, tiny);
 }
 
@@ -902,21 +936,12 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps(T (&a)[N][N], Index (&pivo
 template <int K, int L, int N, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_register_steps_unpivoted(T (&a)[N][N], T& status,
                                                                 Index& tiny, Index& moved) {
-  const T sfmin  = Kokkos::Experimental::norm_min<T>::value;
-  const T piv    = a[K][K];
-  const T amax   = abs_select(piv);
+  const T piv  = a[K][K];
+  const T amax = abs_select(piv);
   IBLA_IMPL_UNROLL
   for (int i = K + 1; i < N; ++i) moved |= Index(abs_select(a[i][K]) > amax);
   status = select_bits((piv == T(0)) & (status == T(0)), T(K + 1), status);
-  const T scale = select_bits(piv == T(0), T(1), T(1) / piv);
-  if constexpr (getrf_tests_pivot<T, L, N, K>)
-    tiny |= Index(piv != T(0)) & Index(!(abs_select(piv) >= sfmin));
-  IBLA_IMPL_UNROLL
-  for (int i = K + 1; i < N; ++i) a[i][K] *= scale;
-  IBLA_IMPL_UNROLL
-  for (int i = K + 1; i < N; ++i)
-    IBLA_IMPL_UNROLL
-    for (int j = K + 1; j < N; ++j) a[i][j] = fused_mul_add(-a[i][K], a[K][j], a[i][j]);
+  getrf_register_eliminate<K, L>(a, piv, tiny);
   if constexpr (K + 1 < N) getrf_register_steps_unpivoted<K + 1, L>(a, status, tiny, moved);
 }
 
@@ -936,10 +961,7 @@ struct GetrfRegisterLane {
   Index* flags;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int l) const {
     T a[N][N];
-    IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i)
-      IBLA_IMPL_UNROLL
-      for (int j = 0; j < N; ++j) a[i][j] = A(i, j, l);
+    load_lane_matrix(a, A, l);
     Index pivot_row[N];
     T status   = T(0);  // info, as a T (see getrf_register_steps)
     Index tiny = 0;
@@ -951,14 +973,7 @@ struct GetrfRegisterLane {
     Index swapped = 0;
     IBLA_IMPL_UNROLL
     for (int k = 0; k < N; ++k) swapped += pivot_row[k] - Index(k);
-    const bool keep = tiny != 0;
-    IBLA_IMPL_UNROLL
-    for (int i = 0; i < N; ++i)
-      IBLA_IMPL_UNROLL
-      for (int j = 0; j < N; ++j) {
-        T& out = A(i, j, l);
-        out    = select_bits(keep, out, a[i][j]);
-      }
+    store_lane_matrix(a, A, l, tiny != 0);
     IBLA_IMPL_UNROLL
     for (int k = 0; k < N; ++k) ipiv(k, 0, l) = int(pivot_row[k]) + 1;
     info(0, 0, l) = int(status);
