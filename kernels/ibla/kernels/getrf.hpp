@@ -1804,14 +1804,7 @@ void with_getrf_host_order(const index_t m, const index_t n, const F& f) {
     constexpr int square = getrf_square_block_order<T, L, typename Block::row_stride>;
     constexpr int most =
         getrf_host_order_kernels<T, L> < square ? getrf_host_order_kernels<T, L> : square;
-    if constexpr (most > 0) {
-      if (m == n && n >= 1 && n <= most && detail::host_order_compiled(int(n))) {
-        detail::host_static_switch<most>(int(n), [&](auto order) {
-          if constexpr (detail::host_order_specialised<decltype(order)::value>) f(order);
-        });
-        return;
-      }
-    }
+    if (m == n && detail::with_host_kernel_order<most>(int(n), f)) return;
   }
 #endif
   f(std::integral_constant<int, 0>{});

@@ -107,4 +107,23 @@ void host_static_switch(const int r, const F& f) {
   host_static_switch_over(r, f, std::make_integer_sequence<int, Max>{});
 }
 
+/// The choice of a host batch-level kernel of one order (GETRF's and
+/// GESV's, TRSM's): calls f(std::integral_constant<int, N>{}) for n = N in
+/// 1..Most where this build compiles that order (host_order_specialised)
+/// and returns true; returns false, f not called, otherwise.
+template <int Most, class F>
+bool with_host_kernel_order(const int n, const F& f) {
+  bool called = false;
+  if constexpr (Most > 0) {
+    if (n >= 1 && n <= Most && host_order_compiled(n))
+      host_static_switch<Most>(n, [&](auto order) {
+        if constexpr (host_order_specialised<decltype(order)::value>) {
+          f(order);
+          called = true;
+        }
+      });
+  }
+  return called;
+}
+
 }  // namespace ibla::detail

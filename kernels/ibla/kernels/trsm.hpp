@@ -963,13 +963,8 @@ void with_trsm_host_order(const Side side, const index_t m, const F& f) {
   if constexpr (is_host_space_v<ExecSpace> && L > 0) {
     using Block = decltype(lane_block(std::declval<const AV&>(), index_t(0), lanes_c<L>{}));
     if constexpr (!std::is_same<typename Block::row_stride, index_t>::value) {
-      if (side == Side::Left && m >= 1 && m <= trsm_host_order_kernels &&
-          detail::host_order_compiled(int(m))) {
-        detail::host_static_switch<trsm_host_order_kernels>(int(m), [&](auto order) {
-          if constexpr (detail::host_order_specialised<decltype(order)::value>) f(order);
-        });
+      if (side == Side::Left && detail::with_host_kernel_order<trsm_host_order_kernels>(int(m), f))
         return;
-      }
     }
   }
 #endif
