@@ -149,7 +149,9 @@ void check_sizes(int n) {
   }
   {  // TRSM with five columns (a column of tiles and an edge one): on host
      // the full blocks compute the diagonal's reciprocals once for all tiles
-     // (trsm_left), the tail per tile row; backward substitution.
+     // (trsm_left), or up to trsm_several_columns_register_order on
+     // block-interleaved layouts for the register form's columns, the tail
+     // per tile row; backward substitution.
     const auto A = dominant_batch<T>(s, n, false, 23 + n);
     HostBatch<T> B = random_batch<T>(s.batch, n, 5, 29 + n);
     s.repeat_head(B);
@@ -219,8 +221,9 @@ TYPED_TEST(DeterminismSolvers, FullVsTailBlock) {
   using Layout = typename TypeParam::layout_type;
   // 12 and 15 (nrhs = n % 3 + 1 = 1): the one-column register forms of TRSM
   // (Side::Left), GETRS and POTRS past trsm_register_order on the full
-  // blocks, the tile form on the tail; 21: TRSM's and GETRS's past
-  // one_column_register_order.
+  // blocks, the tile form on the tail; 11, 13 and 16 (several columns):
+  // TRSM's register form past trsm_register_order on block-interleaved
+  // full blocks; 21: TRSM's and GETRS's past one_column_register_order.
   for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 15, 16, 21, 32}) check_sizes<T, Layout>(n);
 }
 

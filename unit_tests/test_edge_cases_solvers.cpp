@@ -430,9 +430,10 @@ TYPED_TEST(EdgeSolvers, TrsmDenormalDiagonalMatchesNetlibDivision) {
   // trsm_registers_host), which leave such a block to the tiles; n = 12
   // and 24 with one right-hand side: trsm_registers_fixed_order_host on
   // block-interleaved layouts, which leaves such a block to the tiles;
-  // nrhs = 3 and 5 at n = 12 and 24: the tiles with the block's reciprocals
-  // computed once (trsm_left), which leave such a block to reciprocals per
-  // tile row.
+  // nrhs = 3 and 5 at n = 12: the same form on block-interleaved layouts
+  // (trsm_several_columns_register_order), the tiles on the others; at n =
+  // 24: the tiles with the block's reciprocals computed once (trsm_left),
+  // which leave such a block to reciprocals per tile row.
   for (int n : {3, 6, 12, 24})
     for (int nrhs : {1, 3, 5}) {
       SCOPED_TRACE(::testing::Message() << "n " << n << " nrhs " << nrhs);

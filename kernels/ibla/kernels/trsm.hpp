@@ -402,6 +402,36 @@ template <class RowStride>
 inline constexpr int trsm_one_column_register_order =
     std::is_same<RowStride, index_t>::value ? trsm_register_order : 24;
 
+/// TRSM's register form (trsm_registers_fixed_order_host) takes several
+/// right-hand sides, one lane loop a column, up to this order, past
+/// trsm_register_order, where A's row stride is the compile-time L and the
+/// host has 32 vector registers. Each column reads A's triangle again, from
+/// L1, one load an FMA; the tile form it replaces
+/// (trsm_tile_loops_operands_in_registers) shares each load among a 4 x 4
+/// tile, but its runtime tile loops, tile-shape dispatch and stores of
+/// every tile row back to B cost more at these orders. The form of one
+/// order is compiled for one right-hand side anyway (to
+/// trsm_one_column_register_order), so this adds no code. Measured
+/// (micro-driver: ibla::trsm left lower non-unit, alpha 1.5, nrhs = n,
+/// doubles, 2 threads, B restored before each call, medians of 201-401
+/// calls, 2 alternated runs, same checksums; tile form -> this form,
+/// GFLOP/s), L = 8, 1000 and 4000 problems: n = 9 55-58 -> 76-79, 10
+/// 62-64 -> 84-86 (2000 problems), 12 89-90 -> 103-105 (2000), 14 66-86
+/// -> 103-117, 16 99-112 -> 102-131, 20 90-131 -> 117-144; L = 16 n = 10
+/// 58-72 -> 67-88, 16 94-103 -> 94-110. ibla_bench (--ops trsm --impls
+/// ibla,kk-simd --reps 21, 10^4 problems, 4 alternated runs, medians,
+/// pairs won), L = 8 flushed: n = 9 1.31x, 10 28.8 -> 47.8, 12 34.4 ->
+/// 50.8, 14 1.13x, 16 41.4 -> 61.6 (4 of 4 each); warm n = 9 1.40x, 10
+/// 58.5 -> 77.0, 12 1.12x, 14 1.24x (4 each), 16 1.17x (3); L = 16
+/// flushed 1.12-1.62x, warm 1.05-1.52x. At 20 it was 1.00x flushed and
+/// 0.75x warm (L = 8, 1 of 4), at 24 0.94-1.00x, so the tile form keeps
+/// the orders past 16. With 16 registers (AVX2) the column spills from
+/// about order 12; not measured there, so trsm_register_order.
+template <class RowStride>
+inline constexpr int trsm_several_columns_register_order =
+    !std::is_same<RowStride, index_t>::value && host_has_wide_register_file ? 16
+                                                                            : trsm_register_order;
+
 #if !IBLA_IMPL_DEVICE_PASS
 /// The diagonal's reciprocals 1 / d of every lane of a block, inv[r][l],
 /// computed once by DiagonalReciprocalLane and shared by the columns of B.
@@ -586,8 +616,9 @@ KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const
 }
 
 /// trsm_registers_host where A's row stride is the compile-time L
-/// (block-interleaved), for every column of B up to trsm_register_order and
-/// for one right-hand side past it, up to trsm_one_column_register_order:
+/// (block-interleaved), for every column of B up to
+/// trsm_several_columns_register_order and for one right-hand side past
+/// it, up to trsm_one_column_register_order:
 /// A and B at constant offsets (fixed_order_block, see
 /// potrs_one_column_registers_host), op(A) = A^T through its transpose
 /// keeping the strides, so one lane form per triangle (lower) and op. The
@@ -825,7 +856,7 @@ KOKKOS_INLINE_FUNCTION constexpr bool one_column_register_form(const index_t ord
 
 /// TRSM (team::trsm, batch-level TRSM) on a full host block whose A's row
 /// stride is the compile-time L, with any number of right-hand sides up to
-/// trsm_register_order and one past it (up to
+/// trsm_several_columns_register_order and one past it (up to
 /// trsm_one_column_register_order): trsm_registers_fixed_order_host, or
 /// trsm_masked where that leaves the block. Returns whether the block is
 /// done. Past trsm_register_order the tile form it replaces
@@ -850,7 +881,9 @@ KOKKOS_INLINE_FUNCTION bool trsm_registers_fixed_order(const Member& member, con
   constexpr int order = trsm_one_column_register_order<typename BA::row_stride>;
   if constexpr (L > 0 && order > trsm_register_order) {
     const bool form = B.cols >= 1 && B.rows >= 1 &&
-                      (B.rows <= trsm_register_order || B.cols == 1) && B.rows <= order &&
+                      (B.cols == 1 ||
+                       B.rows <= trsm_several_columns_register_order<typename BA::row_stride>) &&
+                      B.rows <= order &&
                       detail::host_order_compiled(B.rows);
     if (side != Side::Left || alpha == T(0) || !form) return false;
     // Only the thread that runs the host lane loops (see trsm_left); the
