@@ -615,6 +615,24 @@ KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const
       });
 }
 
+/// Up to this order trsm_registers_fixed_order_host requests nothing of the
+/// next block where B has several columns. A block of order 8 is 64 lines
+/// of A and 8 of every column of B (L = 8 doubles), and a batch of 10^4
+/// such problems stays in L3, from where the hardware prefetcher keeps up;
+/// the requests (a share before every column, planned over the columns)
+/// then cost more than they save, and only a batch out of cache gains
+/// from them. Measured (ibla_bench --ops trsm --impls ibla,kk-simd --reps
+/// 21, nrhs = n, 10^4 doubles, 4 alternated runs with the requests,
+/// medians, GFLOP/s, pairs won), warm: L = 8 n = 5 36.9 -> 53.7, 6 45.7 ->
+/// 69.2, 8 61.6 -> 78.2, L = 16 n = 5 42.6 -> 60.9, 6 52.9 -> 67.0, 8
+/// 62.3 -> 71.5 (4 of 4 each), n = 2..4 1.01-1.09x; flushed (the VM's
+/// memory in a slow phase): L = 8 n = 5 16.9 -> 13.1, 6 20.8 -> 17.4 (0
+/// of 4), 8 1.10x (4), L = 16 n = 6 0.95x (0 of 4), 5 1.05x, 8 1.02x, n
+/// = 2..4 1.00-1.07x. Past 8 (a micro-driver at n = 10 and 16, 10^4
+/// problems, B restored before each call, 2 runs) the requests gained
+/// 1.15-1.16x and 1.7x.
+inline constexpr int trsm_several_columns_unrequested_order = 8;
+
 /// trsm_registers_host where A's row stride is the compile-time L
 /// (block-interleaved), for every column of B up to
 /// trsm_several_columns_register_order and for one right-hand side past
@@ -628,7 +646,8 @@ KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const
 /// on each column (same bits). The prefetch (batch-level TRSM) of one
 /// column is requested after the solve, as POTRS's, for the block two
 /// ahead (one_column_prefetch_ahead); of several, a share before each
-/// column (as register_columns_sharing_reciprocals), for the next block.
+/// column (as register_columns_sharing_reciprocals), for the next block,
+/// past trsm_several_columns_unrequested_order.
 /// Out of line, as POTRS's: one call per block.
 /// Up to trsm_register_order the blocks had taken trsm_masked's path
 /// (trsm_left, its runtime strides, its dispatch and frame sized for the
@@ -659,9 +678,10 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
   const bool one_col = cols == 1;
   const AllLanes keep;
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-    if (!one_col) prefetch.plan(cols);
+    constexpr bool request_per_column = N > trsm_several_columns_unrequested_order;
+    if (request_per_column && !one_col) prefetch.plan(cols);
     for (int j = 0; j < cols; ++j) {
-      if (!one_col) prefetch.step();
+      if (request_per_column && !one_col) prefetch.step();
       for_each_lane(member, B.lanes,
                     TrsmRegisterLane<N, decltype(is_lower)::value, L, T,
                                      std::remove_cv_t<std::remove_reference_t<decltype(tri)>>,
