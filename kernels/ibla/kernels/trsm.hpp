@@ -615,24 +615,6 @@ KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const
       });
 }
 
-/// Up to this order trsm_registers_fixed_order_host requests nothing of the
-/// next block where B has several columns. A block of order 8 is 64 lines
-/// of A and 8 of every column of B (L = 8 doubles), and a batch of 10^4
-/// such problems stays in L3, from where the hardware prefetcher keeps up;
-/// the requests (a share before every column, planned over the columns)
-/// then cost more than they save, and only a batch out of cache gains
-/// from them. Measured (ibla_bench --ops trsm --impls ibla,kk-simd --reps
-/// 21, nrhs = n, 10^4 doubles, 4 alternated runs with the requests,
-/// medians, GFLOP/s, pairs won), warm: L = 8 n = 5 36.9 -> 53.7, 6 45.7 ->
-/// 69.2, 8 61.6 -> 78.2, L = 16 n = 5 42.6 -> 60.9, 6 52.9 -> 67.0, 8
-/// 62.3 -> 71.5 (4 of 4 each), n = 2..4 1.01-1.09x; flushed (the VM's
-/// memory in a slow phase): L = 8 n = 5 16.9 -> 13.1, 6 20.8 -> 17.4 (0
-/// of 4), 8 1.10x (4), L = 16 n = 6 0.95x (0 of 4), 5 1.05x, 8 1.02x, n
-/// = 2..4 1.00-1.07x. Past 8 (a micro-driver at n = 10 and 16, 10^4
-/// problems, B restored before each call, 2 runs) the requests gained
-/// 1.15-1.16x and 1.7x.
-inline constexpr int trsm_several_columns_unrequested_order = 8;
-
 /// trsm_registers_host where A's row stride is the compile-time L
 /// (block-interleaved), for every column of B up to
 /// trsm_several_columns_register_order and for one right-hand side past
@@ -646,8 +628,9 @@ inline constexpr int trsm_several_columns_unrequested_order = 8;
 /// on each column (same bits). The prefetch (batch-level TRSM) of one
 /// column is requested after the solve, as POTRS's, for the block two
 /// ahead (one_column_prefetch_ahead); of several, a share before each
-/// column (as register_columns_sharing_reciprocals), for the next block,
-/// past trsm_several_columns_unrequested_order.
+/// column (as register_columns_sharing_reciprocals), for the next block
+/// (batch-level TRSM requests none at orders up to
+/// trsm_several_columns_unrequested_order).
 /// Out of line, as POTRS's: one call per block.
 /// Up to trsm_register_order the blocks had taken trsm_masked's path
 /// (trsm_left, its runtime strides, its dispatch and frame sized for the
@@ -678,10 +661,9 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
   const bool one_col = cols == 1;
   const AllLanes keep;
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-    constexpr bool request_per_column = N > trsm_several_columns_unrequested_order;
-    if (request_per_column && !one_col) prefetch.plan(cols);
+    if (!one_col) prefetch.plan(cols);
     for (int j = 0; j < cols; ++j) {
-      if (request_per_column && !one_col) prefetch.step();
+      if (!one_col) prefetch.step();
       for_each_lane(member, B.lanes,
                     TrsmRegisterLane<N, decltype(is_lower)::value, L, T,
                                      std::remove_cv_t<std::remove_reference_t<decltype(tri)>>,
@@ -969,6 +951,30 @@ namespace impl {
 /// n = 5 and POSV (unchanged) 0.97-1.06x but for one bimodal cell.
 inline constexpr index_t trsm_prefetch_order = 4;
 
+/// Up to this order batch-level TRSM (TrsmBlocks) requests nothing of the
+/// next block where B has several columns and A is block-interleaved
+/// (trsm_registers_fixed_order_host's blocks). A block of order 8 is 64 lines
+/// of A and 8 of every column of B (L = 8 doubles), and a batch of 10^4
+/// such problems stays in L3, from where the hardware prefetcher keeps up;
+/// the requests (a share before every column, planned over the columns)
+/// then cost more than they save, and only a batch out of cache gains
+/// from them. Measured (ibla_bench --ops trsm --impls ibla,kk-simd --reps
+/// 21, nrhs = n, 10^4 doubles, 4 alternated runs with the requests,
+/// medians, GFLOP/s, pairs won), warm: L = 8 n = 5 36.9 -> 53.7, 6 45.7 ->
+/// 69.2, 8 61.6 -> 78.2, L = 16 n = 5 42.6 -> 60.9, 6 52.9 -> 67.0, 8
+/// 62.3 -> 71.5 (4 of 4 each), n = 2..4 1.01-1.09x; flushed (the VM's
+/// memory in a slow phase): L = 8 n = 5 16.9 -> 13.1, 6 20.8 -> 17.4 (0
+/// of 4), 8 1.10x (4), L = 16 n = 6 0.95x (0 of 4), 5 1.05x, 8 1.02x, n
+/// = 2..4 1.00-1.07x. Past 8 (a micro-driver at n = 10 and 16, 10^4
+/// problems, B restored before each call, 2 runs) the requests gained
+/// 1.15-1.16x and 1.7x. The choice is TrsmBlocks', which then adds no
+/// range: made inside trsm_registers_fixed_order_host (its column loop
+/// without plan and steps up to this order) it had also changed that
+/// function's code for one right-hand side, whose requests were the same,
+/// and TRSM nrhs = 1 lost 10-25% flushed at n = 2..6 (micro-driver, n = 3,
+/// L = 8, 10^4 problems, 3 alternated runs: 20.2-21.7 -> 22.9-25.8 us).
+inline constexpr int trsm_several_columns_unrequested_order = 8;
+
 /// How many blocks ahead batch-level TRSM and POTRS prefetch (see
 /// prefetch_block_triangle_ahead): 2 where their one-column register forms
 /// on block-interleaved A take the block (one_column_register_form), else
@@ -1047,8 +1053,12 @@ struct TrsmBlocks {
     // k <= trsm_prefetch_order (see there).
     const index_t k    = index_t(A.extent(1));
     BlockPrefetch prefetch;
-    if (k > trsm_prefetch_order) {
-      const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
+    const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
+    constexpr bool fixed_order_blocks =
+        !std::is_same<lane_block_row_stride_t<AV>, index_t>::value;
+    const bool unrequested =
+        fixed_order_blocks && cols > 1 && k <= trsm_several_columns_unrequested_order;
+    if (k > trsm_prefetch_order && !unrequested) {
       prefetch_block_triangle_ahead(
           prefetch, first,
           one_column_prefetch_ahead<trsm_one_column_register_order<lane_block_row_stride_t<AV>>>(
