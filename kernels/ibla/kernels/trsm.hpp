@@ -972,7 +972,7 @@ inline constexpr index_t trsm_prefetch_order = 4;
 /// without plan and steps up to this order) it had also changed that
 /// function's code for one right-hand side, whose requests were the same,
 /// and TRSM nrhs = 1 lost 10-25% flushed at n = 2..6 (micro-driver, n = 3,
-/// L = 8, 10^4 problems, 3 alternated runs: 20.2-21.7 -> 22.9-25.8 us).
+/// L = 8, 10^4 problems, 5 alternated runs: 20.2-22.1 -> 22.9-25.8 us).
 inline constexpr int trsm_several_columns_unrequested_order = 8;
 
 /// How many blocks ahead batch-level TRSM and POTRS prefetch (see
