@@ -5,6 +5,7 @@
 #include <ibla/core/error.hpp>
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
+#include <ibla/kernels/streaming_stores.hpp>
 #include <ibla/layouts/lane_block.hpp>
 #include <ibla/layouts/layouts.hpp>
 
@@ -155,11 +156,24 @@ struct HostSoloMember {
   KOKKOS_FORCEINLINE_FUNCTION void team_barrier() const {}
 };
 
+/// How the host blocks of a batch-level kernel store their outputs.
+/// streamed: some outputs by streaming stores (streaming_stores.hpp), which
+/// every host team then fences at its end; for_each_block gives each host
+/// thread a single team, so that the fence, which waits for the last
+/// stores to reach memory, comes once a thread. A fence a team of the
+/// usual size (host_team_elements) took back most of what the streaming
+/// stores saved: GESV micro-driver, 10^4 diagonally dominant problems, L =
+/// 8 doubles, 2 threads, medians of 401 calls, microseconds, flushed n = 2
+/// 16.1-17.1 plain, 13.4-13.9 streamed with a fence a team, 12.3-12.6 with
+/// one team a thread; n = 3 27.6-28.6, 20.3-20.5, 18.0-19.2. One team a
+/// thread with plain stores: 16.2-16.4 and 27.6-28.9.
+enum class HostStores { cached, streamed };
+
 /// Runs op(member, first, lanes) once per block of L consecutive matrices,
 /// blocks_per_team consecutive blocks per team; lanes is lanes_c<L> for full
 /// blocks and lanes_upto<L> for the last partial one (bit-identical results
 /// either way; see lanes.hpp).
-template <int L, class Op>
+template <int L, class Op, HostStores Stores = HostStores::cached>
 struct BlockLoop {
   Op op;
   index_t batch;
@@ -186,6 +200,7 @@ struct BlockLoop {
         op(team, first, lanes_upto<L>{int(remaining)});
       }
     }
+    if constexpr (Stores == HostStores::streamed) impl::fence_streaming_stores();
   }
 };
 
@@ -228,8 +243,9 @@ index_t problem_elements(const Views&... views) {
 
 /// Runs op over the batch in blocks of L matrices. elements_per_problem (the
 /// elements of every operand of one problem) sizes the groups of blocks a
-/// host team runs in a row; on device every team runs one block.
-template <int L, class ExecSpace, class Op>
+/// host team runs in a row; on device every team runs one block. Stores:
+/// see HostStores.
+template <int L, HostStores Stores = HostStores::cached, class ExecSpace, class Op>
 void for_each_block(const ExecSpace& exec, const char* label, index_t batch,
                     index_t elements_per_problem, const Op& op) {
   if (batch <= 0) return;
@@ -242,13 +258,17 @@ void for_each_block(const ExecSpace& exec, const char* label, index_t batch,
     const index_t most = nblocks / (index_t(16) * index_t(exec.concurrency()));
     if (per_team > most) per_team = most;
     if (per_team < 1) per_team = 1;
+    if constexpr (Stores == HostStores::streamed) {
+      const index_t threads = index_t(exec.concurrency());
+      per_team              = (nblocks + threads - 1) / threads;
+    }
   }
   const index_t teams = (nblocks + per_team - 1) / per_team;
   // Host: one thread per team, the lanes are its SIMD elements. Device: the
   // lanes of a block are the vector threads of the team.
   constexpr int vector_length = is_host_space_v<ExecSpace> ? 1 : vector_length_for(L);
   Kokkos::TeamPolicy<ExecSpace> policy(exec, int(teams), 1, vector_length);
-  Kokkos::parallel_for(label, policy, BlockLoop<L, Op>{op, batch, per_team});
+  Kokkos::parallel_for(label, policy, BlockLoop<L, Op, Stores>{op, batch, per_team});
 }
 
 /// Runs op(member, first, count) once per group of S consecutive matrices
