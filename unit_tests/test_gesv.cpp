@@ -455,7 +455,7 @@ TEST(GesvTeam, CalledInsideUserKernel) {
   }
 }
 
-// GESV's register form (orders up to 3 on AVX-512) stores the pivots and
+// GESV's register form (orders up to 4 on AVX-512) stores the pivots and
 // info by streaming stores where a block's row of lanes starts on a
 // multiple of the vector, by plain stores otherwise
 // (kernels/streaming_stores.hpp). Pivots and info in unmanaged Views one

@@ -398,14 +398,20 @@ KOKKOS_INLINE_FUNCTION void getrs_masked(const Member& member, Op trans, const B
 /// with the kernels of one order (getrf_host_order_kernels): diagonally
 /// dominant flushed n = 2 6.4 -> 8.6 (4), 3 13.9 -> 15.1 (4), warm n = 2
 /// 7.0 -> 12.5 (4), 3 20.6 -> 27.8 (4); random flushed n = 2 6.1 -> 7.9
-/// (4), warm 6.7 -> 10.9 (4). Tried and not kept: the one loop at n = 4
-/// (diagonally dominant flushed 0.95x, 0 of 4, and at 10^6 problems in a
-/// micro-driver 0.9x of the two loops), n = 5 and 6 (micro-driver in
-/// cache 0.92x and 0.85x); with interchanges at n = 3 (random input,
-/// flushed 0.85-0.90x in two sets, warm 1.25x) and 4 (in cache 0.8x).
+/// (4), warm 6.7 -> 10.9 (4). n = 4 since its pivots and info are
+/// streaming stores (gesv_host_stores; before them the one loop there ran
+/// at 0.95x flushed, 0 of 4): same protocol against the two loops with
+/// the streaming stores at n = 2, 3, diagonally dominant flushed 19.0 ->
+/// 21.5 (4 of 4), warm 36.9 -> 42.8 (4); random (the two loops after a
+/// swap, as before) flushed 0.96x (0), warm 1.04x (4); floats, L = 16, 3
+/// runs, diagonally dominant flushed 1.17x, warm 1.18x, random flushed
+/// 1.06x. Tried and not kept: n = 5 and 6 (micro-driver in cache 0.92x
+/// and 0.85x, and 0.95x at n = 5 with the streaming stores); with
+/// interchanges at n = 3 (random input, flushed 0.85-0.90x in two sets,
+/// warm 1.25x) and 4 (in cache 0.8x).
 template <class T, int L>
 inline constexpr int gesv_register_order =
-    host_has_wide_register_file && L > 0 && host_registers_per_value<T, L> == 1 ? 3 : 0;
+    host_has_wide_register_file && L > 0 && host_registers_per_value<T, L> == 1 ? 4 : 0;
 inline constexpr int gesv_pivoting_register_order = 2;
 
 /// How batch-level GESV of order HostOrder (with_getrf_host_order) in
