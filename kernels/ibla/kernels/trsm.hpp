@@ -975,6 +975,26 @@ inline constexpr index_t trsm_prefetch_order = 4;
 /// L = 8, 10^4 problems, 5 alternated runs: 20.2-22.1 -> 22.9-25.8 us).
 inline constexpr int trsm_several_columns_unrequested_order = 8;
 
+/// Whether batch-level TRSM with one right-hand side on block-interleaved
+/// A requests nothing of the blocks ahead, at every order: on Zen cores
+/// with AVX-512 (host_is_zen_with_avx512), where the requests (a run of
+/// prefetches per column of A's triangle, see prefetch_block_triangle_ahead)
+/// cost more than they save, in cache and out of it. Measured on Zen 5
+/// (micro-driver: ibla::trsm left lower non-unit, alpha 1.5, 10^4 problems,
+/// L = 8 doubles, B restored before each call, 2 threads, medians of 201-401
+/// calls, 2 runs, microseconds, requests -> none): in cache n = 6 21.3-21.8
+/// -> 13.6-14.2, 8 29.8-30.1 -> 19.2-19.3, 10 41.0-42.6 -> 26.8-31.2, 16
+/// 0.96-0.97x, 24 0.98x, 32 1.13x; flushed n = 5 44 -> 32-34, 6 1.03x, 8
+/// 126 -> 83, 9 1.14x, 12 1.16-1.21x, 16..32 1.01-1.09x. ibla_bench
+/// (--ops trsm --impls ibla,kk-simd --reps 21, 10^4 doubles, 3 runs
+/// alternated with the requests, medians): nrhs = 1 warm L = 8 n = 5..12,
+/// 20, 24 1.34-1.73x, 16 0.85x, L = 16 1.07-1.81x; flushed L = 8 n = 6..32
+/// 1.02-1.49x, L = 16 n = 5, 6, 12..32 1.02-1.49x, 8, 10 0.91-0.96x, and
+/// L = 8 n = 5 0.72x (6 runs, 0 of 6), where L = 16 gained 1.49x (5 of 6).
+/// On the Intel Xeon VM they had gained flushed (prefetch.hpp), so they
+/// stay elsewhere.
+inline constexpr bool trsm_one_column_unrequested = host_is_zen_with_avx512;
+
 /// How many blocks ahead batch-level TRSM and POTRS prefetch (see
 /// prefetch_block_triangle_ahead): 2 where their one-column register forms
 /// on block-interleaved A take the block (one_column_register_form), else
@@ -1051,19 +1071,24 @@ struct TrsmBlocks {
     // where A is nearly all the traffic, the whole block of A had lost at
     // n = 32, 2.9 -> 2.2, and its triangle gains: see prefetch.hpp). Not for
     // k <= trsm_prefetch_order (see there).
-    const index_t k    = index_t(A.extent(1));
+    // The kernels of one order up to it (with_trsm_host_order) request
+    // nothing, so they hold no code for it.
     BlockPrefetch prefetch;
-    const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
-    constexpr bool fixed_order_blocks =
-        !std::is_same<lane_block_row_stride_t<AV>, index_t>::value;
-    const bool unrequested =
-        fixed_order_blocks && cols > 1 && k <= trsm_several_columns_unrequested_order;
-    if (k > trsm_prefetch_order && !unrequested) {
-      prefetch_block_triangle_ahead(
-          prefetch, first,
-          one_column_prefetch_ahead<trsm_one_column_register_order<lane_block_row_stride_t<AV>>>(
-              k, cols),
-          lanes, B.extent(0), uplo, A, B);
+    if constexpr (HostOrder == 0 || HostOrder > trsm_prefetch_order) {
+      const index_t k    = index_t(A.extent(1));
+      const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
+      constexpr bool fixed_order_blocks =
+          !std::is_same<lane_block_row_stride_t<AV>, index_t>::value;
+      const bool unrequested =
+          fixed_order_blocks && ((cols > 1 && k <= trsm_several_columns_unrequested_order) ||
+                                 (cols == 1 && trsm_one_column_unrequested));
+      if (k > trsm_prefetch_order && !unrequested) {
+        prefetch_block_triangle_ahead(
+            prefetch, first,
+            one_column_prefetch_ahead<trsm_one_column_register_order<lane_block_row_stride_t<AV>>>(
+                k, cols),
+            lanes, B.extent(0), uplo, A, B);
+      }
     }
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
