@@ -251,17 +251,17 @@ void for_each_block(const ExecSpace& exec, const char* label, index_t batch,
   if (batch <= 0) return;
   const index_t nblocks = (batch + L - 1) / L;
   index_t per_team      = 1;
-  if constexpr (is_host_space_v<ExecSpace>) {
+  if constexpr (is_host_space_v<ExecSpace> && Stores == HostStores::streamed) {
+    // One team a thread (see HostStores).
+    const index_t threads = index_t(exec.concurrency());
+    per_team              = (nblocks + threads - 1) / threads;
+  } else if constexpr (is_host_space_v<ExecSpace>) {
     const index_t block_elements = index_t(L) * (elements_per_problem > 0 ? elements_per_problem : 1);
     per_team = host_team_elements / block_elements;
     // Enough groups left for every thread to take several (load balance).
     const index_t most = nblocks / (index_t(16) * index_t(exec.concurrency()));
     if (per_team > most) per_team = most;
     if (per_team < 1) per_team = 1;
-    if constexpr (Stores == HostStores::streamed) {
-      const index_t threads = index_t(exec.concurrency());
-      per_team              = (nblocks + threads - 1) / threads;
-    }
   }
   const index_t teams = (nblocks + per_team - 1) / per_team;
   // Host: one thread per team, the lanes are its SIMD elements. Device: the
