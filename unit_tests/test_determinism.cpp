@@ -28,7 +28,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <omp.h>
 
 using namespace ibla_test;
@@ -344,6 +347,29 @@ void gemm_from_memory_gives_the_same_bits() {
 
 TEST(DeterminismFromMemory, GemmDouble) { gemm_from_memory_gives_the_same_bits<double, 8>(); }
 TEST(DeterminismFromMemory, GemmFloat) { gemm_from_memory_gives_the_same_bits<float, 16>(); }
+
+// The CPU check that turns the rule off on Zen 4 (gemm_reads_blocks_in_
+// order_from_memory) against what Linux says of cpu0: vendor_id
+// AuthenticAMD and cpu family 25 (19h). Skipped where /proc/cpuinfo has no
+// such lines (not Linux, not x86).
+TEST(DeterminismFromMemory, AmdFamily19hMatchesProcCpuinfo) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, vendor;
+  int family = -1;
+  while (std::getline(cpuinfo, line) && (vendor.empty() || family < 0)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "vendor_id" && vendor.empty()) vendor = value;
+    if (key == "cpu family" && family < 0) family = std::atoi(value.c_str());
+  }
+  if (vendor.empty() || family < 0) GTEST_SKIP() << "no vendor_id / cpu family in /proc/cpuinfo";
+  EXPECT_EQ(ibla::impl::host_is_amd_family_19h(), vendor == "AuthenticAMD" && family == 0x19)
+      << vendor << " family " << family;
+  EXPECT_EQ(ibla::impl::gemm_reads_blocks_in_order_from_memory(),
+            !ibla::impl::host_is_amd_family_19h());
+}
 
 // The size the rule compares a batch with: read from sysfs or the 32 MiB
 // default, never zero or absurd.

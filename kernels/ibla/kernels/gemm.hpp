@@ -821,8 +821,25 @@ namespace impl {
 /// moved 0.85-1.10x, within those runs' spread, so they keep the requests.
 /// In cache (512 problems, micro-driver) the loads cost 5-9%, hence only for
 /// batches larger than the last-level cache. Same tiles, same bits.
+/// Not on a Zen 4 (host_is_amd_family_19h), where reading a block in
+/// order first and computing it after ran at about the sum of the two
+/// times again, and the requests of the next block over the tiles were
+/// faster: a micro-driver (ibla::gemm NN, alpha 1.5, beta 0.5, 10^4
+/// problems, repeated calls, 2 threads, medians of 40 calls, two runs,
+/// GFLOP/s, in order -> requests) doubles L = 8 n = 16 37.3 / 32.9 -> 48.1 /
+/// 50.6, 24 44.3 / 38.9 -> 58.7 / 56.3, 32 48.3 / 45.7 -> 61.4 / 63.5;
+/// floats L = 16 n = 24 99.7 / 94.7 -> 134.6 / 141.1, 32 105.2 / 104.4 ->
+/// 126.2 / 132.8. Both, the loads in order and the requests of the next
+/// block, lost to the requests alone (doubles 0.90-1.02x); prefetcht0 in
+/// place of prefetcht1 lost too (0.64-0.88x). Zen 3 (also family 19h,
+/// AVX2) was not measured.
 template <class T>
 inline constexpr int gemm_load_in_order_order = sizeof(T) >= 8 ? 16 : 24;
+
+/// Whether batch-level GEMM on a batch larger than the last-level cache
+/// reads its blocks in order (see gemm_load_in_order_order): on host CPUs
+/// other than AMD family 19h. Read once.
+inline bool gemm_reads_blocks_in_order_from_memory() { return !host_is_amd_family_19h(); }
 
 template <class T, class AV, class BV, class CV>
 struct GemmBlocks {
@@ -832,7 +849,9 @@ struct GemmBlocks {
   BV B;
   CV C;
   // The operands together are larger than the last-level cache
-  // (batch_exceeds_last_level_cache): see gemm_load_in_order_order.
+  // (batch_exceeds_last_level_cache) and this host reads such blocks in
+  // order (gemm_reads_blocks_in_order_from_memory): see
+  // gemm_load_in_order_order.
   bool from_memory;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
@@ -1051,7 +1070,8 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
                               impl::GemmBlocks<T, AV, BV, CV>{
                                   transA, transB, T(alpha), T(beta), A, B, C,
                                   is_host_space_v<ExecSpace> &&
-                                      impl::batch_exceeds_last_level_cache(A, B, C)});
+                                      impl::batch_exceeds_last_level_cache(A, B, C) &&
+                                      impl::gemm_reads_blocks_in_order_from_memory()});
   }
 }
 

@@ -32,6 +32,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#endif
 #include <fstream>
 #include <string>
 
@@ -353,6 +356,31 @@ KOKKOS_FORCEINLINE_FUNCTION void touch_in_order(const Blocks&... blocks) {
   (one(blocks), ...);
 #else
   ((void)blocks, ...);
+#endif
+}
+
+/// Whether the CPU this process starts on is an AMD family 19h core (Zen 3,
+/// Zen 4), read once with cpuid; false on other CPUs, other architectures
+/// and compilers without <cpuid.h>. For the choices measured to go the
+/// other way on a Zen 4 than on the Zen 5 (family 1Ah) they were tuned on,
+/// which GCC 12 cannot tell apart at compile time: its -march=native tunes
+/// both as znver3 (see gemm_reads_blocks_in_order_from_memory).
+inline bool host_is_amd_family_19h() {
+#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+  static const bool is = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+    // "AuthenticAMD" in ebx, edx, ecx.
+    const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+    if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+    const unsigned base = (a >> 8) & 0xfu;
+    const unsigned family = base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
+    return family == 0x19u;
+  }();
+  return is;
+#else
+  return false;
 #endif
 }
 
