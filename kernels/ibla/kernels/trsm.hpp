@@ -992,8 +992,23 @@ inline constexpr int trsm_several_columns_unrequested_order = 8;
 /// 1.02-1.49x, L = 16 n = 5, 6, 12..32 1.02-1.49x, 8, 10 0.91-0.96x, and
 /// L = 8 n = 5 0.72x (6 runs, 0 of 6), where L = 16 gained 1.49x (5 of 6).
 /// On the Intel Xeon VM they had gained flushed (prefetch.hpp), so they
-/// stay elsewhere.
-inline constexpr bool trsm_one_column_unrequested = host_is_zen_with_avx512;
+/// stay elsewhere. On a Zen 4 (host_is_amd_family_19h) only up to order 8:
+/// past it the requests gained from memory as much as they had on the
+/// Xeon. Measured there (the micro-driver above, L = 8, 2 runs of 101
+/// calls, microseconds, requests -> none): flushed n = 5 90 / 56 -> 116 /
+/// 66, 6 0.97x / 1.10x, 8 0.94x / 0.94x, 10 133 -> 229, 12 161 -> 325, 16
+/// 279 -> 655, 24 790 -> 1388, 32 1184 -> 1731 (1.4-2.4x slower without);
+/// in cache n = 5 25.1 -> 17.3, 6 37.9 -> 20.7, 8 44.1 -> 30.2, 10 57-67
+/// -> 45, 12 72 -> 59, 16 115 -> 99 (0.67-0.86x slower with them), 24
+/// 1.0x, and 32 (10^4 problems are larger than the L3) 674-722 ->
+/// 1162-1291. So the orders up to 16 that lose in cache gain flushed more,
+/// and the TRSM cells that lose in cache stay ahead of the peers there.
+/// The largest order without requests; 0: requests at every order past
+/// trsm_prefetch_order. Host only, read once.
+inline int trsm_one_column_unrequested_order() {
+  if constexpr (!host_is_zen_with_avx512) return 0;
+  return host_is_amd_family_19h() ? 8 : 32;
+}
 
 /// How many blocks ahead batch-level TRSM and POTRS prefetch (see
 /// prefetch_block_triangle_ahead): 2 where their one-column register forms
@@ -1061,6 +1076,9 @@ struct TrsmBlocks {
   T alpha;
   AV A;
   BV B;
+  // With one right-hand side, no requests up to this order of A: see
+  // trsm_one_column_unrequested_order.
+  int one_column_unrequested_order;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // TRSM reads A a tile row at a time (one triangle), which the hardware
@@ -1081,7 +1099,7 @@ struct TrsmBlocks {
           !std::is_same<lane_block_row_stride_t<AV>, index_t>::value;
       const bool unrequested =
           fixed_order_blocks && ((cols > 1 && k <= trsm_several_columns_unrequested_order) ||
-                                 (cols == 1 && trsm_one_column_unrequested));
+                                 (cols == 1 && k <= one_column_unrequested_order));
       if (k > trsm_prefetch_order && !unrequested) {
         prefetch_block_triangle_ahead(
             prefetch, first,
@@ -1142,8 +1160,9 @@ void trsm(const ExecSpace& exec, Side side, Uplo uplo, Op trans, Diag diag, cons
     impl::with_trsm_host_order<T, L, ExecSpace, AV>(side, m, [&](auto order) {
       detail::for_each_block<L>(
           exec, "ibla::trsm", batch, detail::problem_elements(A, B),
-          impl::TrsmBlocks<T, AV, BV, decltype(order)::value>{side, uplo, trans, diag, T(alpha), A,
-                                                             B});
+          impl::TrsmBlocks<T, AV, BV, decltype(order)::value>{
+              side, uplo, trans, diag, T(alpha), A, B,
+              is_host_space_v<ExecSpace> ? impl::trsm_one_column_unrequested_order() : 0});
     });
   }
 }
