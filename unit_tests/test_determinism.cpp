@@ -334,7 +334,7 @@ void gemm_from_memory_gives_the_same_bits() {
           ibla::detail::for_each_block<L>(
               Exec(), "gemm from memory", batch, ibla::detail::problem_elements(A, B, C),
               ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
-                                                          true});
+                                                          true, true});
         } else {
           ibla::gemm(Exec(), c.ta, c.tb, c.alpha, A, B, c.beta, C);
         }
@@ -369,6 +369,7 @@ TEST(DeterminismFromMemory, AmdFamily19hMatchesProcCpuinfo) {
       << vendor << " family " << family;
   EXPECT_EQ(ibla::impl::gemm_reads_blocks_in_order_from_memory(),
             !ibla::impl::host_is_amd_family_19h());
+  EXPECT_EQ(ibla::impl::gemm_touches_pages_in_order(), !ibla::impl::host_is_amd_family_19h());
 }
 
 // The size the rule compares a batch with: read from sysfs or the 32 MiB
