@@ -848,7 +848,8 @@ inline bool gemm_reads_blocks_in_order_from_memory() { return !host_is_amd_famil
 /// problems, C restored before each call, 2 threads, medians of 101 calls,
 /// 4-5 alternated runs, microseconds, with -> without) doubles L = 8
 /// flushed 378-405 -> 360-368, in L3 210-214 -> 181-186; floats L = 16 in
-/// L3 105-137 -> 86-104, flushed 0.93-1.08x. Read once.
+/// L3 105-137 -> 86-104, flushed 0.93-1.08x. Zen 3 (AVX2) was not
+/// measured. Read once.
 inline bool gemm_touches_pages_in_order() { return !host_is_amd_family_19h(); }
 
 template <class T, class AV, class BV, class CV>

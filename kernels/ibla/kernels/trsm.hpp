@@ -997,9 +997,9 @@ inline constexpr int trsm_several_columns_unrequested_order = 8;
 /// Xeon. Measured there (the micro-driver above, L = 8, 2 runs of 101
 /// calls, microseconds, requests -> none): flushed n = 5 90 / 56 -> 116 /
 /// 66, 6 0.97x / 1.10x, 8 0.94x / 0.94x, 10 133 -> 229, 12 161 -> 325, 16
-/// 279 -> 655, 24 790 -> 1388, 32 1184 -> 1731 (1.4-2.4x slower without);
+/// 279 -> 655, 24 790 -> 1388, 32 1184 -> 1731 (1.5-2.3x slower without);
 /// in cache n = 5 25.1 -> 17.3, 6 37.9 -> 20.7, 8 44.1 -> 30.2, 10 57-67
-/// -> 45, 12 72 -> 59, 16 115 -> 99 (0.67-0.86x slower with them), 24
+/// -> 45, 12 72 -> 59, 16 115 -> 99 (with them at 0.55-0.86x the speed), 24
 /// 1.0x, and 32 (10^4 problems are larger than the L3) 674-722 ->
 /// 1162-1291. So the orders up to 16 that lose in cache gain flushed more,
 /// and the TRSM cells that lose in cache stay ahead of the peers there.
