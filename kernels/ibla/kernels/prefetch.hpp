@@ -344,6 +344,23 @@ KOKKOS_FORCEINLINE_FUNCTION void request_whole_blocks_into_l1(const Blocks&... b
 #endif
 }
 
+/// request_whole_blocks_into_l1 for one contiguous block of a compile-time
+/// size, Bytes from data: its prefetch instructions at constant offsets,
+/// without the loop and its runtime count, for blocks solved in a few dozen
+/// cycles (TRSM's kernels of one order, see trsm_requests_own_block). A
+/// block that starts inside a line (elements narrower than a line) has
+/// its last line left out: a request is a hint.
+template <index_t Bytes, class T>
+KOKKOS_FORCEINLINE_FUNCTION void request_block_into_l1(const T* data) {
+#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
+  const char* p = reinterpret_cast<const char*>(data);
+  IBLA_IMPL_UNROLL
+  for (index_t o = 0; o < Bytes; o += BlockPrefetch::line) __builtin_prefetch(p + o, 0, 3);
+#else
+  (void)data;
+#endif
+}
+
 /// load_whole_blocks_in_order for each block that is contiguous and
 /// touch_in_order_block_bytes long (see there); nothing for other blocks.
 template <class... Blocks>

@@ -1065,6 +1065,46 @@ void with_trsm_host_order(const Side side, const index_t m, const F& f) {
   f(std::integral_constant<int, 0>{});
 }
 
+/// Whether batch-level TRSM (Side::Left, cols columns of B) on
+/// block-interleaved A of order k requests A's whole block into L1, in
+/// address order, before solving it (prefetcht0: 4 to 64 lines a block of
+/// L = 8 doubles; the kernels of one order at constant offsets,
+/// request_block_into_l1): where it requests nothing of the blocks ahead,
+/// orders up to trsm_prefetch_order, and up to
+/// trsm_several_columns_unrequested_order for several columns. The
+/// register forms read A's diagonal first (its reciprocals), a line every
+/// n + 1, then the triangle a column at a time, with the solve's
+/// dependent arithmetic between; from memory the block's lines then came a
+/// few at a time, and Kokkos Kernels' SIMD packs (no requests either) ran
+/// ahead of ibla there. Measured on AMD EPYC Zen 4 (ibla_bench --ops trsm
+/// --sizes 2,3,4,5,6,8 --impls ibla,kk-simd --reps 21, 10^4 doubles, L = 8,
+/// 3 runs alternated with the tree before, the medians of each run's
+/// ibla / kk-simd, before -> with; the VM's memory speed moved 2x between
+/// runs, the ratio within a run much less): flushed nrhs = n n = 2 1.08 ->
+/// 1.14, 3 0.93 -> 1.02, 5 0.87 -> 1.02, 6 0.85 -> 1.03, 8 1.37 -> 1.73,
+/// 4 0.86 -> 0.81 (0.74-0.91 against 0.80-0.89); nrhs = 1 n = 2 1.11 ->
+/// 1.21, 3 0.85 -> 1.00, 4 0.82 -> 0.99; warm nrhs = n n = 2 1.90 -> 1.79,
+/// 3 1.16 -> 1.23, 4 1.34 -> 1.16, 5 1.09 -> 1.08, 6 1.06 -> 0.98, 8 1.30
+/// -> 1.29; nrhs = 1 n = 2 1.18 -> 1.71, 3 1.40 -> 1.32, 4 1.51 -> 1.29.
+/// In a micro-driver (ibla::trsm left lower non-unit, alpha 1.5, B
+/// restored before each call, clflushopt-flushed or not, the variants and
+/// KokkosBatched::SerialTrsm on the packs taking turns call by call,
+/// medians of 101 calls) B's whole block as well gained flushed about as
+/// much more (nrhs = n n = 3..6) but cost 0.83-0.92x in cache; loads of
+/// A's lines in address order instead of requests, or requests of every
+/// second or fourth line, gained less flushed. One right-hand side past
+/// order 4 (Zen 4: no requests ahead up to 8) gained flushed there too
+/// (0.66-0.96 -> 0.93-1.38 of Kokkos Kernels) but cost 0.86-0.94x in
+/// cache, so those orders stay as they were. Not measured on Zen 5 or
+/// Intel.
+KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_own_block(const index_t k,
+                                                              const index_t cols) {
+  return k <= trsm_prefetch_order || (cols > 1 && k <= trsm_several_columns_unrequested_order);
+}
+
+static_assert(trsm_host_order_kernels <= trsm_prefetch_order,
+              "TRSM's kernels of one order request their own block (trsm_requests_own_block)");
+
 /// HostOrder > 0: a kernel of one order (with_trsm_host_order).
 template <class T, class AV, class BV, int HostOrder = 0>
 struct TrsmBlocks {
@@ -1110,6 +1150,19 @@ struct TrsmBlocks {
     }
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
+    // A's block requested into L1 first, in address order, where the
+    // block requests nothing ahead (see trsm_requests_own_block).
+    if constexpr (!std::is_same<lane_block_row_stride_t<AV>, index_t>::value &&
+                  fixed_lanes<Lanes>::value > 0) {
+      if constexpr (HostOrder > 0) {
+        // A kernel of one order: Side::Left, and every block the same size.
+        request_block_into_l1<index_t(HostOrder) * HostOrder * fixed_lanes<Lanes>::value *
+                              index_t(sizeof(T))>(a.data);
+      } else if (side == Side::Left && BV::rank == 3 &&
+                 trsm_requests_own_block(index_t(A.extent(1)), index_t(B.extent(2)))) {
+        request_whole_blocks_into_l1(a);
+      }
+    }
     if (!trsm_registers_fixed_order<HostOrder>(member, side, uplo, trans, diag, alpha, a, b,
                                                prefetch))
       trsm_masked(member, side, uplo, trans, diag, alpha, a, b, AllLanes{}, prefetch);
