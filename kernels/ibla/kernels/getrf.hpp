@@ -1275,7 +1275,7 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_parts(const Member& member, const B
 /// form's pass without interchanges (which it replaces): L = 16 1.1-1.7x,
 /// L = 8 0.7-0.9x at n = 2..4 and 1.1-1.2x at n = 5, 6, the best L of each
 /// faster with this form at every order.
-template <int N, int L, class Member, class BlockA, class BP, class BI>
+template <int N, int L, bool StreamOutputs, class Member, class BlockA, class BP, class BI>
 IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA& block,
                                               const BP& ipiv, const BI& info,
                                               BlockPrefetch& prefetch) {
@@ -1314,11 +1314,23 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
         for_each_lane(member, A.lanes, [&](const int l) { A(i, j, l) = W[i][j][l]; });
     return false;
   }
-  IBLA_IMPL_UNROLL
-  for (int k = 0; k < N; ++k)
-    for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = k + 1; });
-  // No zero pivot passes the check.
-  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = 0; });
+  if constexpr (StreamOutputs) {
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) {
+      int row[L];
+      for_each_lane(member, A.lanes, [&](const int l) { row[l] = k + 1; });
+      store_lanes_streaming(ipiv, k, row);
+    }
+    int zero[L];
+    for_each_lane(member, A.lanes, [&](const int l) { zero[l] = 0; });
+    store_lanes_streaming(info, 0, zero);
+  } else {
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k)
+      for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = k + 1; });
+    // No zero pivot passes the check.
+    for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = 0; });
+  }
   return true;
 }
 
@@ -1578,7 +1590,7 @@ constexpr bool getrf_registers_preferred(const int n) {
 /// untouched and the caller factors the block again; otherwise A, ipiv and
 /// info hold LAPACK's result, and swapped says whether a lane exchanged
 /// rows.
-template <int N, int L, class Member, class BA, class BP, class BI>
+template <int N, int L, bool StreamOutputs, class Member, class BA, class BP, class BI>
 IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, const BA& A,
                                                       const BP& ipiv, const BI& info,
                                                       BlockPrefetch& prefetch, bool& swapped) {
@@ -1604,13 +1616,28 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
   getrf_crout_pivoted_store<0>(member, Af, W, P);
   // P[k][l] >= k: the sum is 0 exactly when no lane exchanged rows.
   Index moved[L] = {};
-  IBLA_IMPL_UNROLL
-  for (int k = 0; k < N; ++k)
-    for_each_lane(member, A.lanes, [&](const int l) {
-      moved[l] += P[k][l] - Index(k);
-      ipiv(k, 0, l) = int(P[k][l]) + 1;
-    });
-  for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
+  if constexpr (StreamOutputs) {
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) {
+      int row[L];
+      for_each_lane(member, A.lanes, [&](const int l) {
+        moved[l] += P[k][l] - Index(k);
+        row[l] = int(P[k][l]) + 1;
+      });
+      store_lanes_streaming(ipiv, k, row);
+    }
+    int statuses[L];
+    for_each_lane(member, A.lanes, [&](const int l) { statuses[l] = int(status[l]); });
+    store_lanes_streaming(info, 0, statuses);
+  } else {
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k)
+      for_each_lane(member, A.lanes, [&](const int l) {
+        moved[l] += P[k][l] - Index(k);
+        ipiv(k, 0, l) = int(P[k][l]) + 1;
+      });
+    for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
+  }
   Index any_moved = 0;
   for (int l = 0; l < L; ++l) any_moved |= moved[l];
   swapped = any_moved != 0;
@@ -1640,7 +1667,7 @@ inline constexpr int getrf_square_block_order =
 /// divide where LAPACK does); else the general form. Only the thread that
 /// runs the lane loops (team rank 0) calls it: the forms keep per-lane state
 /// in arrays that only it fills.
-template <int N, class Member, class BA, class BP, class BI>
+template <int N, bool StreamOutputs = false, class Member, class BA, class BP, class BI>
 KOKKOS_FORCEINLINE_FUNCTION void getrf_square_block_host(const Member& member, const BA& A,
                                                          const BP& ipiv, const BI& info,
                                                          BlockPrefetch& prefetch) {
@@ -1648,11 +1675,12 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_square_block_host(const Member& member, c
   constexpr int L    = fixed_lanes<typename BA::lane_count>::value;
   bool& last_swapped = getrf_last_block_swapped();
   if constexpr (N <= getrf_crout_order<T, L, typename BA::row_stride>) {
-    if (!last_swapped && getrf_crout_host<N, L>(member, A, ipiv, info, prefetch)) return;
+    if (!last_swapped && getrf_crout_host<N, L, StreamOutputs>(member, A, ipiv, info, prefetch))
+      return;
   }
   if constexpr (N <= getrf_crout_pivoted_order<T, L> && !getrf_registers_preferred<T, L>(N)) {
     bool swapped = true;
-    if (getrf_crout_pivoted_host<N, L>(member, A, ipiv, info, prefetch, swapped)) {
+    if (getrf_crout_pivoted_host<N, L, StreamOutputs>(member, A, ipiv, info, prefetch, swapped)) {
       last_swapped = swapped;
       return;
     }
@@ -1727,7 +1755,12 @@ KOKKOS_INLINE_FUNCTION void getrf_block_general(const Member& member, const BA& 
 /// HostOrder N > 0: a host batch-level kernel launched for square problems
 /// of order N alone (with_getrf_host_order), whose full blocks go to
 /// getrf_square_block_host without the dispatch on the order.
-template <int DeviceOrder = -1, int HostOrder = 0, class Member, class BA, class BP, class BI>
+/// StreamOutputs: those blocks' forms without and with interchanges
+/// (getrf_crout_host, getrf_crout_pivoted_host) store the pivots and info
+/// by streaming stores, for a kernel whose teams end with their fence
+/// (getrf_host_stores); the others store them as usual.
+template <int DeviceOrder = -1, int HostOrder = 0, bool StreamOutputs = false, class Member,
+          class BA, class BP, class BI>
 KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const BP& ipiv,
                                         const BI& info, BlockPrefetch& prefetch) {
   if constexpr (DeviceOrder > 0) {
@@ -1736,7 +1769,8 @@ KOKKOS_INLINE_FUNCTION void getrf_block(const Member& member, const BA& A, const
     getrf_registers_lane<DeviceOrder>(member, A, ipiv, info);
 #if !IBLA_IMPL_DEVICE_PASS
   } else if constexpr (HostOrder > 0 && fixed_lanes<typename BA::lane_count>::value > 0) {
-    if (member.team_rank() == 0) getrf_square_block_host<HostOrder>(member, A, ipiv, info, prefetch);
+    if (member.team_rank() == 0)
+      getrf_square_block_host<HostOrder, StreamOutputs>(member, A, ipiv, info, prefetch);
 #endif
   } else {
     // Always false in the host pass: one instance of the host forms for
@@ -1842,6 +1876,30 @@ KOKKOS_INLINE_FUNCTION void getrf(const Member& member, const BA& A, const BP& i
 
 namespace impl {
 
+/// How batch-level GETRF of order HostOrder (with_getrf_host_order)
+/// stores: streamed in the kernels of one order, whose full blocks' pivots
+/// and info then go to memory by streaming stores (getrf_block's
+/// StreamOutputs), as GESV's register form's do (gesv_host_stores). A
+/// plain store of those ints first reads their line from memory: at n = 2
+/// a block of L = 8 doubles reads and writes 256 bytes of A and writes 96
+/// of pivots and info, which plain stores made 352 read and 352 written.
+/// Measured on AMD EPYC Zen 4 (ibla_bench --ops getrf --sizes 2,3,4,5,6,8
+/// --impls ibla,kk-simd,eigen --reps 21, 10^4 doubles, L = 8, 3 runs
+/// alternated with the tree before, medians, GFLOP/s, and the runs'
+/// ibla / best peer, before -> streamed): diagonally dominant flushed n =
+/// 2 3.9 -> 5.8 (0.77-1.07 -> 1.09-1.17 of Kokkos Kernels' SIMD packs), 3
+/// 8.3 -> 12.0 (0.73-0.77 -> 0.88-0.97), 4 13.8 -> 18.9 (0.83-0.90 ->
+/// 1.05-1.13), 5 1.20x, 6 1.12x; warm n = 2 1.28x, 3 1.22x, 4..6
+/// 1.07-1.08x, 8 (no kernel of one order) 1.00x; random n = 2 1.36x
+/// flushed, 1.45x warm, 3 1.06-1.10x, 4 1.06x flushed, 0.94x warm, 5, 6
+/// 0.99-1.02x. A GETRF micro-driver (ibla::getrf and
+/// KokkosBatched::SerialLU taking turns, medians of 101 calls) ran two of
+/// some twenty runs of n = 2 in cache at a tenth of the speed with the
+/// streaming stores, none after nor in these runs; not explained.
+template <int HostOrder>
+inline constexpr detail::HostStores getrf_host_stores =
+    HostOrder > 0 ? detail::HostStores::streamed : detail::HostStores::cached;
+
 template <int DeviceOrder, int HostOrder, class AV, class PV, class IV>
 struct GetrfBlocks {
   AV A;
@@ -1851,9 +1909,10 @@ struct GetrfBlocks {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     BlockPrefetch prefetch;
     prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A);
-    getrf_block<DeviceOrder, HostOrder>(member, lane_block(A, first, lanes),
-                                        lane_block(ipiv, first, lanes),
-                                        lane_block(info, first, lanes), prefetch);
+    constexpr bool streamed = getrf_host_stores<HostOrder> == detail::HostStores::streamed;
+    getrf_block<DeviceOrder, HostOrder, streamed>(member, lane_block(A, first, lanes),
+                                                  lane_block(ipiv, first, lanes),
+                                                  lane_block(info, first, lanes), prefetch);
     team_sync(member);
   }
 };
@@ -2113,10 +2172,11 @@ void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
     }
     impl::with_getrf_device_order<T, ExecSpace>(m, n, [&](auto device_order) {
       impl::with_getrf_host_order<T, L, ExecSpace, AV>(m, n, [&](auto host_order) {
-        detail::for_each_block<L>(exec, "ibla::getrf", batch, detail::problem_elements(A),
-                                  impl::GetrfBlocks<decltype(device_order)::value,
-                                                    decltype(host_order)::value, AV, PV, IV>{
-                                      A, ipiv, info});
+        constexpr int HostOrder = decltype(host_order)::value;
+        detail::for_each_block<L, impl::getrf_host_stores<HostOrder>>(
+            exec, "ibla::getrf", batch, detail::problem_elements(A),
+            impl::GetrfBlocks<decltype(device_order)::value, HostOrder, AV, PV, IV>{A, ipiv,
+                                                                                   info});
       });
     });
   }
