@@ -472,6 +472,36 @@ inline constexpr int gemm_order_tile_cols =
 /// order (at 9..11, from memory, within the spread, see gemm_fixed_order).
 inline constexpr int gemm_whole_block_prefetch_order = host_has_wide_register_file ? 8 : 32;
 
+/// Batch-level GEMM (GemmBlocks) requests nothing of the next block for
+/// square orders up to this one: those of the single tile
+/// (gemm_single_tile_order), and 6 where a lane value is one of 32
+/// registers (L = 8 doubles, 16 floats on AVX-512). A block of order 6 is
+/// read in four tiles (4 x 4, 2 x 4, 4 x 2, 2 x 2) from three operands of
+/// 36 lines each, which the hardware prefetcher follows; the 108
+/// requests a block, spread over the tiles, cost more than they saved.
+/// Measured on AMD EPYC Zen 4 (micro-driver outside the repo: ibla::gemm
+/// NN, alpha 1.5, beta 0.5, 10^4 problems, 2 threads, C restored before
+/// each call, flushed with clflushopt or not, medians of 41-61 calls,
+/// microseconds, with -> without): doubles L = 8 flushed 233 / 240 / 239
+/// -> 207 / 230 / 216, in L3 95 / 95 / 94 -> 84 / 84 / 84; floats L = 16
+/// flushed 111 / 109 -> 100 / 100, in L3 48 / 48 -> 43 / 43. Not for
+/// doubles of L = 16 (two registers a value): flushed 233 -> 352. Order 7
+/// (the panels) gained in L3 (1.19-1.22x) but lost flushed once of two
+/// (0.88x / 1.16x), and 8 lost flushed (0.77-0.87x), so they keep their
+/// requests. ibla_bench (--ops gemm --sizes 5,6,7,8 --impls
+/// ibla,libxsmm,eigen,kk-simd --reps 21, 10^4 problems, 3 runs alternated
+/// with the requests, medians, GFLOP/s): doubles n = 6 flushed 18.8 ->
+/// 21.1 (0.81-0.82 -> 0.90-0.91 of LIBXSMM), warm 45.5 -> 50.8 (0.91 ->
+/// 1.01-1.03); floats (2 runs) n = 6 flushed 38.9 -> 43.6, warm 90.8 ->
+/// 100.3; orders 5, 7, 8 (unchanged) 0.97-1.02x. Not measured on Zen 5 or
+/// Intel.
+template <class T, int L>
+inline constexpr int gemm_unrequested_order =
+    host_has_wide_register_file && host_registers_per_value<T, L> == 1 &&
+            gemm_single_tile_order<T, L> < 6
+        ? 6
+        : gemm_single_tile_order<T, L>;
+
 /// A square GEMM of compile-time order N: the tiles of gemm_tiles' loops
 /// (columns of tiles outer, rows inner) with their extents known at compile
 /// time, so the tile loops and the dispatch on a tile's extents are
@@ -892,10 +922,11 @@ struct GemmBlocks {
     // itself; the software prefetch of the whole next block, issued at once
     // before the tile, cost n = 5 (L = 8 doubles) 7% flushed (15.7 against
     // 16.9 GFLOP/s) and 22% warm (40.1 against 51.5).
-    constexpr int one_tile = gemm_single_tile_order<T, fixed_lanes<Lanes>::value>;
-    const size_t n         = C.extent(1);
-    const bool tiny        = (n <= 4 && C.extent(2) <= 4) ||
-                      (n <= size_t(one_tile) && C.extent(2) == n && A.extent(1) == n &&
+    // The same holds up to gemm_unrequested_order.
+    constexpr int unrequested = gemm_unrequested_order<T, fixed_lanes<Lanes>::value>;
+    const size_t n            = C.extent(1);
+    const bool tiny           = (n <= 4 && C.extent(2) <= 4) ||
+                      (n <= size_t(unrequested) && C.extent(2) == n && A.extent(1) == n &&
                        A.extent(2) == n);
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
