@@ -474,32 +474,38 @@ inline constexpr int gemm_whole_block_prefetch_order = host_has_wide_register_fi
 
 /// Batch-level GEMM (GemmBlocks) requests nothing of the next block for
 /// square orders up to this one: those of the single tile
-/// (gemm_single_tile_order), and 6 where a lane value is one of 32
-/// registers (L = 8 doubles, 16 floats on AVX-512). A block of order 6 is
-/// read in four tiles (4 x 4, 2 x 4, 4 x 2, 2 x 2) from three operands of
-/// 36 lines each, which the hardware prefetcher follows; the 108
-/// requests a block, spread over the tiles, cost more than they saved.
-/// Measured on AMD EPYC Zen 4 (micro-driver outside the repo: ibla::gemm
-/// NN, alpha 1.5, beta 0.5, 10^4 problems, 2 threads, C restored before
-/// each call, flushed with clflushopt or not, medians of 41-61 calls,
-/// microseconds, with -> without): doubles L = 8 flushed 233 / 240 / 239
-/// -> 207 / 230 / 216, in L3 95 / 95 / 94 -> 84 / 84 / 84; floats L = 16
-/// flushed 111 / 109 -> 100 / 100, in L3 48 / 48 -> 43 / 43. Not for
-/// doubles of L = 16 (two registers a value): flushed 233 -> 352. Order 7
-/// (the panels) gained in L3 (1.19-1.22x) but lost flushed once of two
-/// (0.88x / 1.16x), and 8 lost flushed (0.77-0.87x), so they keep their
-/// requests. ibla_bench (--ops gemm --sizes 5,6,7,8 --impls
-/// ibla,libxsmm,eigen,kk-simd --reps 21, 10^4 problems, 3 runs alternated
-/// with the requests, medians, GFLOP/s): doubles n = 6 flushed 18.8 ->
-/// 21.1 (0.81-0.82 -> 0.90-0.91 of LIBXSMM), warm 45.5 -> 50.8 (0.91 ->
-/// 1.01-1.03); floats (2 runs) n = 6 flushed 38.9 -> 43.6, warm 90.8 ->
-/// 100.3; orders 5, 7, 8 (unchanged) 0.97-1.02x. Not measured on Zen 5 or
-/// Intel.
+/// (gemm_single_tile_order), and 6 and 7 where a lane value is one of 32
+/// registers (L = 8 doubles, 16 floats on AVX-512). Their blocks (three
+/// operands of 36 or 49 lines) are read in four tiles (order 6: 4 x 4,
+/// 2 x 4, 4 x 2, 2 x 2; order 7: 7 x 2 panels, gemm_panel_tiles) in an
+/// order the hardware prefetcher follows, and the requests (108 or 147 a
+/// block, spread over the tiles) cost more than they saved. Measured on
+/// AMD EPYC Zen 4 (micro-driver outside the repo: ibla::gemm NN, alpha
+/// 1.5, beta 0.5, 10^4 problems, 2 threads, C restored before each call,
+/// flushed with clflushopt or not, medians of 41-61 calls, microseconds,
+/// with -> without): order 6, separate binaries, doubles L = 8 flushed 233
+/// / 240 / 239 -> 207 / 230 / 216, in L3 95 / 95 / 94 -> 84 / 84 / 84;
+/// floats L = 16 flushed 111 / 109 -> 100 / 100, in L3 48 / 48 -> 43 / 43;
+/// order 7, the two taking turns call by call in one process, 3 runs:
+/// doubles flushed 290-300 -> 256-265, in L3 124-125 -> 103-104; floats
+/// flushed 147-148 -> 129, in L3 61-62 -> 51. Not for doubles of L = 16
+/// (two registers a value): order 6 flushed 233 -> 352. Order 8 gained in
+/// L3 (184 -> 164) but lost flushed (401 -> 462), as 9 (477 -> 554), so
+/// they keep their requests. ibla_bench with order 6 alone (--ops gemm
+/// --sizes 5,6,7,8 --impls ibla,libxsmm,eigen,kk-simd --reps 21, 10^4
+/// problems, 3 runs alternated with the requests, medians, GFLOP/s):
+/// doubles n = 6 flushed 18.8 -> 21.1 (0.81-0.82 -> 0.90-0.91 of LIBXSMM),
+/// warm 45.5 -> 50.8 (0.91 -> 1.01-1.03); floats (2 runs) n = 6 flushed
+/// 38.9 -> 43.6, warm 90.8 -> 100.3; orders 5, 7, 8 (unchanged) 0.97-1.02x.
+/// Then order 7 (the same, against order 6 alone): doubles flushed 20.4 ->
+/// 22.8 (0.84-0.85 -> 0.88-0.93 of LIBXSMM), warm 48.1 -> 52.2 (0.95-1.01
+/// -> 1.03-1.08); floats (2 runs) flushed 1.14x, warm 112 -> 130; orders 6
+/// and 8 0.98-1.06x. Not measured on Zen 5 or Intel.
 template <class T, int L>
 inline constexpr int gemm_unrequested_order =
     host_has_wide_register_file && host_registers_per_value<T, L> == 1 &&
-            gemm_single_tile_order<T, L> < 6
-        ? 6
+            gemm_single_tile_order<T, L> < 7
+        ? 7
         : gemm_single_tile_order<T, L>;
 
 /// A square GEMM of compile-time order N: the tiles of gemm_tiles' loops
