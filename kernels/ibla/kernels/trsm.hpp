@@ -1069,37 +1069,52 @@ void with_trsm_host_order(const Side side, const index_t m, const F& f) {
 /// block-interleaved A of order k requests A's whole block into L1, in
 /// address order, before solving it (prefetcht0: 4 to 64 lines a block of
 /// L = 8 doubles; the kernels of one order at constant offsets,
-/// request_block_into_l1): where it requests nothing of the blocks ahead,
-/// orders up to trsm_prefetch_order, and up to
-/// trsm_several_columns_unrequested_order for several columns. The
+/// request_block_into_l1): up to order trsm_own_block_order, where the
+/// block requests nothing of the blocks ahead (orders up to
+/// trsm_prefetch_order; several columns up to
+/// trsm_several_columns_unrequested_order; one column up to
+/// one_column_unrequested, trsm_one_column_unrequested_order's value). The
 /// register forms read A's diagonal first (its reciprocals), a line every
-/// n + 1, then the triangle a column at a time, with the solve's
-/// dependent arithmetic between; from memory the block's lines then came a
-/// few at a time, and Kokkos Kernels' SIMD packs (no requests either) ran
-/// ahead of ibla there. Measured on AMD EPYC Zen 4 (ibla_bench --ops trsm
-/// --sizes 2,3,4,5,6,8 --impls ibla,kk-simd --reps 21, 10^4 doubles, L = 8,
-/// 3 runs alternated with the tree before, the medians of each run's
-/// ibla / kk-simd, before -> with; the VM's memory speed moved 2x between
-/// runs, the ratio within a run much less): flushed nrhs = n n = 2 1.08 ->
-/// 1.14, 3 0.93 -> 1.02, 5 0.87 -> 1.02, 6 0.85 -> 1.03, 8 1.37 -> 1.73,
-/// 4 0.86 -> 0.81 (0.74-0.91 against 0.80-0.89); nrhs = 1 n = 2 1.11 ->
-/// 1.21, 3 0.85 -> 1.00, 4 0.82 -> 0.99; warm nrhs = n n = 2 1.90 -> 1.79,
-/// 3 1.16 -> 1.23, 4 1.34 -> 1.16, 5 1.09 -> 1.08, 6 1.06 -> 0.98, 8 1.30
-/// -> 1.29; nrhs = 1 n = 2 1.18 -> 1.71, 3 1.40 -> 1.32, 4 1.51 -> 1.29.
-/// In a micro-driver (ibla::trsm left lower non-unit, alpha 1.5, B
-/// restored before each call, clflushopt-flushed or not, the variants and
-/// KokkosBatched::SerialTrsm on the packs taking turns call by call,
-/// medians of 101 calls) B's whole block as well gained flushed about as
-/// much more (nrhs = n n = 3..6) but cost 0.83-0.92x in cache; loads of
-/// A's lines in address order instead of requests, or requests of every
-/// second or fourth line, gained less flushed. One right-hand side past
-/// order 4 (Zen 4: no requests ahead up to 8) gained flushed there too
-/// (0.66-0.96 -> 0.93-1.38 of Kokkos Kernels) but cost 0.86-0.94x in
-/// cache, so those orders stay as they were. Not measured on Zen 5 or
-/// Intel.
-KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_own_block(const index_t k,
-                                                              const index_t cols) {
-  return k <= trsm_prefetch_order || (cols > 1 && k <= trsm_several_columns_unrequested_order);
+/// n + 1, then the triangle a column at a time, with the solve's dependent
+/// arithmetic between; from memory the block's lines then came a few at a
+/// time, and Kokkos Kernels' SIMD packs (no requests either) ran ahead of
+/// ibla there. Measured on AMD EPYC Zen 4 (micro-driver outside the repo:
+/// ibla::trsm left lower non-unit, alpha 1.5, 10^4 problems, L = 8
+/// doubles, 2 threads, B restored before each call, clflushopt-flushed or
+/// not; the requests switched by a variable, with and without taking turns
+/// call by call with KokkosBatched::SerialTrsm on Vector<SIMD<double>, 8>
+/// packs in one process, medians of 101 calls, 2-3 runs; ibla / the faster
+/// of Kokkos Kernels' Unblocked and Blocked, without -> with): flushed
+/// nrhs = n n = 3 0.99 -> 1.01-1.02, 4 0.79-0.81 -> 0.79-0.80, 5 0.82-0.83
+/// -> 0.91-0.94, 6 0.80-0.83 -> 0.91-0.92, 8 1.58-1.62 -> 1.49-1.52; one
+/// right-hand side n = 3 1.12-1.19 -> 1.21-1.27, 4 0.96-1.08 -> 1.32-1.48,
+/// 5 1.11-1.12 -> 1.48, 6 1.05-1.06 -> 1.27-1.30, 7 1.21-1.23 -> 1.34-1.35,
+/// 8 1.28-1.30 -> 1.38-1.39; in cache nrhs = n n = 3 1.02-1.05x, 4..6
+/// 0.97-1.00x, 8 1.5x; one right-hand side n = 3, 4 0.97-1.02x, 5..8
+/// 0.84-0.87x (1.53 -> 1.33 of Kokkos Kernels at n = 5, 1.56 -> 1.35 at
+/// 8). ibla_bench (--ops trsm --sizes 2,3,4,5,6,8 --impls ibla,kk-simd
+/// --reps 21, 10^4 doubles, 3 runs alternated, the medians of each run's
+/// ibla / kk-simd; its memory speed moved 2x between runs) with the
+/// requests up to order 4 and for several columns: flushed nrhs = n n = 3
+/// 0.93 -> 1.02, 5 0.87 -> 1.02, 6 0.85 -> 1.03, 4 0.86 -> 0.81; one
+/// right-hand side n = 3 0.85 -> 1.00, 4 0.82 -> 0.99; warm nrhs = n n = 4
+/// 1.34 -> 1.16, 6 1.06 -> 0.98; then one right-hand side up to 8 too
+/// (the same, 3 runs in a steadier phase): flushed n = 5 0.75-0.77 ->
+/// 1.21-1.29, 6 0.73-0.76 -> 1.14-1.20, 8 1.33-1.45 -> 2.12-2.23; warm n = 5
+/// 1.29-1.31 -> 1.05-1.12, 6 1.26-1.29 -> 1.17-1.19, 8 1.29 -> 1.07-1.09;
+/// n = 4 and 10 and several columns 0.97-1.05x. B's whole block as well gained flushed
+/// about as much more but cost 0.83-0.92x in cache; loads of A's lines
+/// in address order instead of requests, or requests of every second or
+/// fourth line, gained less flushed. Not measured on Zen 5 (no requests
+/// ahead for one column up to order 32 there) or Intel (requests ahead
+/// for one column past order 4).
+inline constexpr index_t trsm_own_block_order = 8;
+KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_own_block(const index_t k, const index_t cols,
+                                                              const int one_column_unrequested) {
+  return k <= trsm_own_block_order &&
+         (k <= trsm_prefetch_order ||
+          (cols > 1 && k <= trsm_several_columns_unrequested_order) ||
+          (cols == 1 && k <= index_t(one_column_unrequested)));
 }
 
 static_assert(trsm_host_order_kernels <= trsm_prefetch_order,
@@ -1158,8 +1173,10 @@ struct TrsmBlocks {
         // A kernel of one order: Side::Left, and every block the same size.
         request_block_into_l1<index_t(HostOrder) * HostOrder * fixed_lanes<Lanes>::value *
                               index_t(sizeof(T))>(a.data);
-      } else if (side == Side::Left && BV::rank == 3 &&
-                 trsm_requests_own_block(index_t(A.extent(1)), index_t(B.extent(2)))) {
+      } else if (side == Side::Left &&
+                 trsm_requests_own_block(index_t(A.extent(1)),
+                                         BV::rank == 3 ? index_t(B.extent(2)) : 1,
+                                         one_column_unrequested_order)) {
         request_whole_blocks_into_l1(a);
       }
     }
