@@ -1892,10 +1892,16 @@ namespace impl {
 /// 1.05-1.13), 5 1.20x, 6 1.12x; warm n = 2 1.28x, 3 1.22x, 4..6
 /// 1.07-1.08x, 8 (no kernel of one order) 1.00x; random n = 2 1.36x
 /// flushed, 1.45x warm, 3 1.06-1.10x, 4 1.06x flushed, 0.94x warm, 5, 6
-/// 0.99-1.02x. A GETRF micro-driver (ibla::getrf and
-/// KokkosBatched::SerialLU taking turns, medians of 101 calls) ran two of
-/// some twenty runs of n = 2 in cache at a tenth of the speed with the
-/// streaming stores, none after nor in these runs; not explained.
+/// 0.99-1.02x. The price: a GETRS right after GETRF, in cache, reads the
+/// pivots from memory (why they were plain stores before): micro-driver,
+/// ibla::getrf then ibla::getrs with one right-hand side on 10^4 diagonally
+/// dominant problems, A and B restored before each pair, 3 runs of 201,
+/// GETRS n = 3..5 1.02-1.16x the time, the pair 0.96-1.07x. GESV, which
+/// never reads them back, and the team-level API are unchanged. Not
+/// explained: in three of some ninety runs of GETRF micro-drivers with the
+/// streaming stores at n = 2 in cache, every call took 10-17 times as long
+/// (none with plain stores, none in 30 later runs, none of 16 of GESV,
+/// which streams the same stores).
 template <int HostOrder>
 inline constexpr detail::HostStores getrf_host_stores =
     HostOrder > 0 ? detail::HostStores::streamed : detail::HostStores::cached;

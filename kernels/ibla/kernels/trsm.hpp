@@ -1102,10 +1102,10 @@ void with_trsm_host_order(const Side side, const index_t m, const F& f) {
 /// (the same, 3 runs in a steadier phase): flushed n = 5 0.75-0.77 ->
 /// 1.21-1.29, 6 0.73-0.76 -> 1.14-1.20, 8 1.33-1.45 -> 2.12-2.23; warm n = 5
 /// 1.29-1.31 -> 1.05-1.12, 6 1.26-1.29 -> 1.17-1.19, 8 1.29 -> 1.07-1.09;
-/// n = 4 and 10 and several columns 0.97-1.05x. B's whole block as well gained flushed
-/// about as much more but cost 0.83-0.92x in cache; loads of A's lines
-/// in address order instead of requests, or requests of every second or
-/// fourth line, gained less flushed. Not measured on Zen 5 (no requests
+/// n = 4 and 10 and several columns 0.97-1.05x. B's whole block as well
+/// gained flushed about as much more but cost 0.83-0.92x in cache; loads
+/// of A's lines in address order instead of requests, or requests of every
+/// second or fourth line, gained less flushed. Not measured on Zen 5 (no requests
 /// ahead for one column up to order 32 there) or Intel (requests ahead
 /// for one column past order 4).
 inline constexpr index_t trsm_own_block_order = 8;
