@@ -928,12 +928,13 @@ struct GemmBlocks {
     // itself; the software prefetch of the whole next block, issued at once
     // before the tile, cost n = 5 (L = 8 doubles) 7% flushed (15.7 against
     // 16.9 GFLOP/s) and 22% warm (40.1 against 51.5).
-    // The same holds up to gemm_unrequested_order.
+    // The same holds up to gemm_unrequested_order. Such blocks request
+    // nothing of the blocks ahead.
     constexpr int unrequested = gemm_unrequested_order<T, fixed_lanes<Lanes>::value>;
     const size_t n            = C.extent(1);
-    const bool tiny           = (n <= 4 && C.extent(2) <= 4) ||
-                      (n <= size_t(unrequested) && C.extent(2) == n && A.extent(1) == n &&
-                       A.extent(2) == n);
+    const bool requests_nothing_ahead =
+        (n <= 4 && C.extent(2) <= 4) || (n <= size_t(unrequested) && C.extent(2) == n &&
+                                         A.extent(1) == n && A.extent(2) == n);
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
     const auto c = lane_block(C, first, lanes);
@@ -943,7 +944,7 @@ struct GemmBlocks {
                           from_memory && c.rows >= least && c.cols >= least && a.rows >= least &&
                           a.cols >= least;
     BlockPrefetch prefetch;
-    if (!tiny && !in_order) prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
+    if (!requests_nothing_ahead && !in_order) prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
     if (in_order) {
       load_whole_blocks_in_order(a, b, c);
     } else if (gemm_tiles_read_a_in_order<T, decltype(a), decltype(b), decltype(c)>(transA, transB,
