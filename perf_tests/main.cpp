@@ -748,6 +748,13 @@ int run_all(const Options& o) {
   const char* prec = sizeof(T) == 8 ? "double" : "float";
   std::vector<bool> mode_on{false, false};
   for (auto& m : o.modes) mode_on[m == "flushed" ? 0 : 1] = true;
+  // A misspelt column used to be dropped without a word, and the run went on
+  // without it.
+  for (const auto& g : o.impls)
+    if (std::find(group_order.begin(), group_order.end(), g) == group_order.end()) {
+      std::fprintf(stderr, "ibla_bench: --impls: unknown column %s (see --help)\n", g.c_str());
+      return 2;
+    }
 
   std::printf("ibla_bench: %s, batch %lld, %d threads (OMP_PROC_BIND=%s), %d repetitions per cell "
               "(median)\n", prec, (long long)o.batch, omp_get_max_threads(),
