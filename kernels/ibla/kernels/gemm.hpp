@@ -944,7 +944,8 @@ struct GemmBlocks {
                           from_memory && c.rows >= least && c.cols >= least && a.rows >= least &&
                           a.cols >= least;
     BlockPrefetch prefetch;
-    if (!requests_nothing_ahead && !in_order) prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
+    if (!requests_nothing_ahead && !in_order)
+      prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
     if (in_order) {
       load_whole_blocks_in_order(a, b, c);
     } else if (gemm_tiles_read_a_in_order<T, decltype(a), decltype(b), decltype(c)>(transA, transB,
