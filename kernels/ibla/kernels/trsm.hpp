@@ -1109,12 +1109,22 @@ void with_trsm_host_order(const Side side, const index_t m, const F& f) {
 /// ahead for one column up to order 32 there) or Intel (requests ahead
 /// for one column past order 4).
 inline constexpr index_t trsm_own_block_order = 8;
+
+/// Whether batch-level TRSM on block-interleaved A of order k (cols
+/// columns of B; 0 for Side::Right) requests nothing of the blocks ahead:
+/// up to trsm_prefetch_order, and up to
+/// trsm_several_columns_unrequested_order or one_column_unrequested
+/// (trsm_one_column_unrequested_order's value) for Side::Left. Other
+/// layouts request past trsm_prefetch_order.
+KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_nothing_ahead(
+    const index_t k, const index_t cols, const int one_column_unrequested) {
+  return k <= trsm_prefetch_order || (cols > 1 && k <= trsm_several_columns_unrequested_order) ||
+         (cols == 1 && k <= index_t(one_column_unrequested));
+}
+
 KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_own_block(const index_t k, const index_t cols,
                                                               const int one_column_unrequested) {
-  return k <= trsm_own_block_order &&
-         (k <= trsm_prefetch_order ||
-          (cols > 1 && k <= trsm_several_columns_unrequested_order) ||
-          (cols == 1 && k <= index_t(one_column_unrequested)));
+  return k <= trsm_own_block_order && trsm_requests_nothing_ahead(k, cols, one_column_unrequested);
 }
 
 static_assert(trsm_host_order_kernels <= trsm_prefetch_order,
@@ -1152,10 +1162,10 @@ struct TrsmBlocks {
       const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
       constexpr bool fixed_order_blocks =
           !std::is_same<lane_block_row_stride_t<AV>, index_t>::value;
-      const bool unrequested =
-          fixed_order_blocks && ((cols > 1 && k <= trsm_several_columns_unrequested_order) ||
-                                 (cols == 1 && k <= one_column_unrequested_order));
-      if (k > trsm_prefetch_order && !unrequested) {
+      const bool requests_ahead =
+          fixed_order_blocks ? !trsm_requests_nothing_ahead(k, cols, one_column_unrequested_order)
+                             : k > trsm_prefetch_order;
+      if (requests_ahead) {
         prefetch_block_triangle_ahead(
             prefetch, first,
             one_column_prefetch_ahead<trsm_one_column_register_order<lane_block_row_stride_t<AV>>>(
