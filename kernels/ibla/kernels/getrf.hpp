@@ -1243,6 +1243,26 @@ KOKKOS_FORCEINLINE_FUNCTION void getrf_crout_parts(const Member& member, const B
   }
 }
 
+/// Row i of a full host block of ints (ipiv's row i, or info with i = 0)
+/// set to value(l) in lane l, value called once a lane: by streaming stores
+/// where Streamed (store_lanes_streaming; the kernel's teams fence at their
+/// end, see getrf_host_stores), else by a plain store in the lane loop.
+template <bool Streamed, int L, class Member, class Lanes, class Block, class Value>
+KOKKOS_FORCEINLINE_FUNCTION void getrf_store_int_row(const Member& member, const Lanes& lanes,
+                                                     const Block& block, const int i,
+                                                     const Value& value) {
+  if constexpr (Streamed) {
+    int row[L];
+    for_each_lane(member, lanes,
+                  [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { row[l] = value(l); });
+    store_lanes_streaming(block, i, row);
+  } else {
+    for_each_lane(member, lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+      block(i, 0, l) = value(l);
+    });
+  }
+}
+
 /// Host form for a full block of square N x N matrices when no interchange
 /// is expected: the block is factored without interchanges, left-looking
 /// (Crout order: one column in registers at a time, the finished columns
@@ -1314,23 +1334,14 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_host(const Member& member, const BlockA
         for_each_lane(member, A.lanes, [&](const int l) { A(i, j, l) = W[i][j][l]; });
     return false;
   }
-  if constexpr (StreamOutputs) {
-    IBLA_IMPL_UNROLL
-    for (int k = 0; k < N; ++k) {
-      int row[L];
-      for_each_lane(member, A.lanes, [&](const int l) { row[l] = k + 1; });
-      store_lanes_streaming(ipiv, k, row);
-    }
-    int zero[L];
-    for_each_lane(member, A.lanes, [&](const int l) { zero[l] = 0; });
-    store_lanes_streaming(info, 0, zero);
-  } else {
-    IBLA_IMPL_UNROLL
-    for (int k = 0; k < N; ++k)
-      for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = k + 1; });
-    // No zero pivot passes the check.
-    for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = 0; });
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < N; ++k) {
+    const auto pivot = [&](int) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { return k + 1; };
+    getrf_store_int_row<StreamOutputs, L>(member, A.lanes, ipiv, k, pivot);
   }
+  // No zero pivot passes the check.
+  getrf_store_int_row<StreamOutputs, L>(member, A.lanes, info, 0,
+                                        [](int) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { return 0; });
   return true;
 }
 
@@ -1616,28 +1627,18 @@ IBLA_IMPL_HOST_NOINLINE bool getrf_crout_pivoted_host(const Member& member, cons
   getrf_crout_pivoted_store<0>(member, Af, W, P);
   // P[k][l] >= k: the sum is 0 exactly when no lane exchanged rows.
   Index moved[L] = {};
-  if constexpr (StreamOutputs) {
-    IBLA_IMPL_UNROLL
-    for (int k = 0; k < N; ++k) {
-      int row[L];
-      for_each_lane(member, A.lanes, [&](const int l) {
-        moved[l] += P[k][l] - Index(k);
-        row[l] = int(P[k][l]) + 1;
-      });
-      store_lanes_streaming(ipiv, k, row);
-    }
-    int statuses[L];
-    for_each_lane(member, A.lanes, [&](const int l) { statuses[l] = int(status[l]); });
-    store_lanes_streaming(info, 0, statuses);
-  } else {
-    IBLA_IMPL_UNROLL
-    for (int k = 0; k < N; ++k)
-      for_each_lane(member, A.lanes, [&](const int l) {
-        moved[l] += P[k][l] - Index(k);
-        ipiv(k, 0, l) = int(P[k][l]) + 1;
-      });
-    for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = int(status[l]); });
+  IBLA_IMPL_UNROLL
+  for (int k = 0; k < N; ++k) {
+    const auto pivot = [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+      moved[l] += P[k][l] - Index(k);
+      return int(P[k][l]) + 1;
+    };
+    getrf_store_int_row<StreamOutputs, L>(member, A.lanes, ipiv, k, pivot);
   }
+  const auto lane_status = [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+    return int(status[l]);
+  };
+  getrf_store_int_row<StreamOutputs, L>(member, A.lanes, info, 0, lane_status);
   Index any_moved = 0;
   for (int l = 0; l < L; ++l) any_moved |= moved[l];
   swapped = any_moved != 0;
