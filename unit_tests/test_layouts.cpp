@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <set>
 #include <type_traits>
+#include <vector>
 
 using namespace ibla_test;
 
@@ -482,6 +483,54 @@ TEST(BlockPrefetch, WholeBlockStepsRequestExactlyTheBlocksLines) {
   expect_whole_block_lines_for_orders<double, 4>(orders{});
   expect_whole_block_lines_for_orders<float, 8>(orders{});
   expect_whole_block_lines_for_orders<double, 3>(orders{});
+}
+
+// BlockPrefetch::lines_each_call, which GEMM's sequences of compile-time
+// order call before every k step: over lines / Lines calls, where the
+// blocks fill whole lines, it requests exactly the lines of the three
+// blocks added (here the same block twice and the next), Lines of each a
+// call in address order, and leaves the prefetch's own ranges as they were.
+template <class T, unsigned L, int N, int Lines>
+void expect_lines_each_call() {
+  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  View A("A", 4 * L, N, N);
+  SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +
+               std::to_string(N) + " lines a call " + std::to_string(Lines));
+  constexpr ibla::index_t line  = ibla::impl::BlockPrefetch::line;
+  constexpr ibla::index_t bytes = ibla::index_t(N) * N * L * sizeof(T);
+  static_assert(bytes % (line * Lines) == 0, "whole lines, a whole number of calls");
+  const auto block = ibla::lane_block(A, L, ibla::lanes_c<int(L)>{});
+  const auto next  = ibla::lane_block(A, 2 * L, ibla::lanes_c<int(L)>{});
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(block.data) % line, 0u);
+  ibla::impl::BlockPrefetch prefetch;
+  prefetch.add(block);
+  prefetch.add(block);
+  prefetch.add(next);
+  ASSERT_TRUE(prefetch.has_all_ranges());
+  std::vector<const char*> got;
+  auto each_call = prefetch.lines_each_call<Lines>([&](const char* p) { got.push_back(p); });
+  const char* const starts[3] = {reinterpret_cast<const char*>(block.data),
+                                 reinterpret_cast<const char*>(block.data),
+                                 reinterpret_cast<const char*>(next.data)};
+  for (ibla::index_t call = 0; call < bytes / (line * Lines); ++call) {
+    got.clear();
+    each_call();
+    ASSERT_EQ(got.size(), size_t(3 * Lines));
+    for (int r = 0; r < 3; ++r)
+      for (int i = 0; i < Lines; ++i)
+        EXPECT_EQ(got[size_t(r * Lines + i)], starts[r] + (call * Lines + i) * line);
+  }
+  got.clear();
+  prefetch.plan(1);  // all of every range in one step: still all of it
+  prefetch.step([&](const char* p) { got.push_back(p); });
+  EXPECT_EQ(got.size(), size_t(3 * bytes / line));
+}
+
+TEST(BlockPrefetch, LinesEachCallRequestTheBlocksLinesInOrder) {
+  expect_lines_each_call<double, 8, 8, 2>();  // GEMM order 8, L = 8 doubles: 32 k steps
+  expect_lines_each_call<float, 16, 8, 2>();
+  expect_lines_each_call<double, 8, 4, 1>();
+  expect_lines_each_call<double, 16, 6, 3>();
 }
 
 TEST(BlockPrefetch, RequestsExactlyTheLinesOfATriangleOrBlock) {

@@ -49,11 +49,17 @@ inline constexpr int gemm_tile_cols = 4;
 //  loop a column after another, in the block-interleaved layouts' address
 //  order, instead of a row after another (see gemm_single_tile_c_by_columns).
 //  The same operations on the same values, so the same bits.
+//  each_step() runs before every step of the host vector form's k loop (the
+//  next block's requests, see gemm_order_tile_sequence); the lane form, a
+//  lane at a time, does not call it.
+struct NothingEachStep {
+  KOKKOS_FORCEINLINE_FUNCTION void operator()() const {}
+};
 template <int MR, int NR, bool ReadC, bool CByColumns = false, class Member, class K, class T,
-          class BA, class BB, class BC>
+          class BA, class BB, class BC, class EachStep = NothingEachStep>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0, const K k,
                                            const T alpha, const BA& A, const BB& B, const T beta,
-                                           const BC& C) {
+                                           const BC& C, EachStep&& each_step = EachStep{}) {
 #if !IBLA_IMPL_DEVICE_PASS
   constexpr int L = fixed_lanes<typename BC::lane_count>::value;
   if constexpr (L > 0) {
@@ -77,6 +83,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
                         acc[r][c][l] = T(0);
                       });
     for (int p = 0; p < value_of(k); ++p) {
+      each_step();
       IBLA_IMPL_UNROLL
       for (int r = 0; r < MR; ++r)
         IBLA_IMPL_UNROLL
@@ -111,6 +118,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_tile(const Member& member, int i0, int j0,
     return;
   }
 #endif
+  (void)each_step;
   for_each_lane(member, C.lanes, [&](const int l) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
     T acc[MR][NR];
     for (int r = 0; r < MR; ++r)
@@ -371,6 +379,32 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int tile_extent(const int N, const int Siz
   return N - t * Size < Size ? N - t * Size : Size;
 }
 
+/// Whether gemm_order_tile_sequence requests whole next blocks a few lines
+/// before every k step of its tiles (BlockPrefetch::lines_each_call, the
+/// lines spread evenly over the tiles' k steps) instead of a share before
+/// every tile (step_whole_blocks): with 32 vector registers (AVX-512),
+/// where the sequences request whole blocks at order 8 only
+/// (gemm_whole_block_prefetch_order; 6 and 7 request nothing,
+/// gemm_unrequested_order). A share a tile is 48 lines or more at once, and
+/// from memory such a burst held up the tile's own loads: a synthetic
+/// stream here (software requests of the next 12 KB chunk while reading
+/// the current one, 2 threads) ran 12% slower with bursts of 48 lines than
+/// of 16 or 1, and at half the speed with one burst a chunk.
+/// Measured on AVX-512 Zen 4, order 8 (ibla_bench --ops gemm --sizes 7,8,10
+/// --impls ibla,libxsmm --reps 31, and --float --sizes 8, 10^4 problems, 2
+/// threads, 4 runs alternated with the share a tile, GFLOP/s, a tile ->
+/// a k step): doubles L = 8 flushed 20.3 -> 23.3, 27.8 -> 33.9, 28.4 ->
+/// 24.7 (LIBXSMM 49.4 -> 28.7 in that pair: the VM's memory changed speed),
+/// 22.8 -> 24.7; warm 38.7 -> 51.2, 51.5 -> 58.6, 51.0 -> 53.8, 47.5 ->
+/// 54.9; floats L = 16 flushed 37.7 -> 65.1, 56.3 -> 67.3, 45.3 -> 50.8,
+/// 44.0 -> 50.5, warm 92.3 -> 123.5, 115.3 -> 122.4, 117.0 -> 125.5, 117.8
+/// -> 125.6. A first form that read the ranges from the prefetch object
+/// and tested each line against its range's end lost warm (doubles
+/// 0.95-0.97x, floats 0.88-0.92x, 3 runs), hence the copy in registers and
+/// no tests (lines_each_call). With 16 registers (AVX2, where every
+/// order's sequence requests whole blocks) not measured: a share a tile.
+inline constexpr bool gemm_requests_every_k_step = host_has_wide_register_file;
+
 /// BlockBytes > 0: the prefetch's ranges are whole blocks of that many bytes
 /// (BlockPrefetch::step_whole_blocks), requested in Steps steps (0: one a
 /// tile) of which the tiles take FirstStep, FirstStep + 1, ...; else
@@ -383,6 +417,25 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
                                                           std::integer_sequence<int, Tile...>) {
   constexpr int row_tiles = (N + MR - 1) / MR;
   constexpr int steps     = Steps > 0 ? Steps : int(sizeof...(Tile));
+  if constexpr (BlockBytes > 0 && Steps == 0 && gemm_requests_every_k_step) {
+    // Lines a k step: the block's whole lines over all the tiles' k steps,
+    // rounded down so that no request reaches past the block (a block that
+    // starts inside a line, or lines left over, are left to the tiles'
+    // loads).
+    constexpr int lines    = int(BlockBytes / BlockPrefetch::line);
+    constexpr int k_steps  = int(sizeof...(Tile)) * N;
+    constexpr int per_step = lines / k_steps;
+    if constexpr (per_step > 0) {
+      if (prefetch.has_all_ranges()) {
+        auto request = prefetch.lines_each_call<per_step>();
+        (gemm_tile<tile_extent(N, MR, Tile % row_tiles), tile_extent(N, NR, Tile / row_tiles),
+                   ReadC>(member, (Tile % row_tiles) * MR, (Tile / row_tiles) * NR, int(N), alpha,
+                          A, B, beta, C, request),
+         ...);
+        return;
+      }
+    }
+  }
   ((BlockBytes > 0 ? prefetch.step_whole_blocks<BlockBytes, steps, FirstStep + Tile>()
                    : prefetch.step(),
     gemm_tile<tile_extent(N, MR, Tile % row_tiles), tile_extent(N, NR, Tile / row_tiles), ReadC>(

@@ -251,6 +251,41 @@ struct BlockPrefetch {
     (void)request;
 #endif
   }
+  /// Requests of every range's lines a few at a time, for a kernel that
+  /// spreads them finer than step_whole_blocks can (GEMM's k steps,
+  /// gemm_order_tile_sequence): each call requests the next Lines lines of
+  /// each of the max_ranges ranges (request(p), as step()). A copy of the
+  /// ranges' next lines, so that inside the kernel's loop they are
+  /// registers, not the prefetch object's memory; and no test of the
+  /// ranges' count or ends, so the caller makes sure that there are
+  /// max_ranges ranges (has_all_ranges) and that its calls request no more
+  /// lines than the ranges have.
+  template <int Lines, class Request = PrefetchLine>
+  struct LinesEachCall {
+    const char* next[max_ranges];
+    Request request;
+    KOKKOS_FORCEINLINE_FUNCTION void operator()() {
+#if !IBLA_IMPL_DEVICE_PASS
+      IBLA_IMPL_UNROLL
+      for (int r = 0; r < max_ranges; ++r) {
+        IBLA_IMPL_UNROLL
+        for (int i = 0; i < Lines; ++i) request(next[r] + i * line);
+        next[r] += Lines * line;
+      }
+#endif
+    }
+  };
+  KOKKOS_FORCEINLINE_FUNCTION bool has_all_ranges() const { return ranges == max_ranges; }
+  /// LinesEachCall from the ranges' next lines (from their first lines when
+  /// nothing has been requested yet).
+  template <int Lines, class Request = PrefetchLine>
+  KOKKOS_FORCEINLINE_FUNCTION LinesEachCall<Lines, Request> lines_each_call(
+      const Request& request = Request{}) const {
+    LinesEachCall<Lines, Request> c{{}, request};
+    IBLA_IMPL_UNROLL
+    for (int r = 0; r < max_ranges; ++r) c.next[r] = next[r];
+    return c;
+  }
   /// Bytes of the whole lines that `bytes` (>= 0) from a line's start reach
   /// into: a run ends inside a line where elements are narrower. A mask,
   /// not a signed division with its sign fix-ups (TRSM of order 6, L = 4:
