@@ -379,32 +379,6 @@ KOKKOS_FORCEINLINE_FUNCTION constexpr int tile_extent(const int N, const int Siz
   return N - t * Size < Size ? N - t * Size : Size;
 }
 
-/// Whether gemm_order_tile_sequence requests whole next blocks a few lines
-/// before every k step of its tiles (BlockPrefetch::lines_each_call, the
-/// lines spread evenly over the tiles' k steps) instead of a share before
-/// every tile (step_whole_blocks): with 32 vector registers (AVX-512),
-/// where the sequences request whole blocks at order 8 only
-/// (gemm_whole_block_prefetch_order; 6 and 7 request nothing,
-/// gemm_unrequested_order). A share a tile is 48 lines or more at once, and
-/// from memory such a burst held up the tile's own loads: a synthetic
-/// stream here (software requests of the next 12 KB chunk while reading
-/// the current one, 2 threads) ran 12% slower with bursts of 48 lines than
-/// of 16 or 1, and at half the speed with one burst a chunk.
-/// Measured on AVX-512 Zen 4, order 8 (ibla_bench --ops gemm --sizes 7,8,10
-/// --impls ibla,libxsmm --reps 31, and --float --sizes 8, 10^4 problems, 2
-/// threads, 4 runs alternated with the share a tile, GFLOP/s, a tile ->
-/// a k step): doubles L = 8 flushed 20.3 -> 23.3, 27.8 -> 33.9, 28.4 ->
-/// 24.7 (LIBXSMM 49.4 -> 28.7 in that pair: the VM's memory changed speed),
-/// 22.8 -> 24.7; warm 38.7 -> 51.2, 51.5 -> 58.6, 51.0 -> 53.8, 47.5 ->
-/// 54.9; floats L = 16 flushed 37.7 -> 65.1, 56.3 -> 67.3, 45.3 -> 50.8,
-/// 44.0 -> 50.5, warm 92.3 -> 123.5, 115.3 -> 122.4, 117.0 -> 125.5, 117.8
-/// -> 125.6. A first form that read the ranges from the prefetch object
-/// and tested each line against its range's end lost warm (doubles
-/// 0.95-0.97x, floats 0.88-0.92x, 3 runs), hence the copy in registers and
-/// no tests (lines_each_call). With 16 registers (AVX2, where every
-/// order's sequence requests whole blocks) not measured: a share a tile.
-inline constexpr bool gemm_requests_every_k_step = host_has_wide_register_file;
-
 /// BlockBytes > 0: the prefetch's ranges are whole blocks of that many bytes
 /// (BlockPrefetch::step_whole_blocks), requested in Steps steps (0: one a
 /// tile) of which the tiles take FirstStep, FirstStep + 1, ...; else
@@ -417,25 +391,6 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence(const Member& member, 
                                                           std::integer_sequence<int, Tile...>) {
   constexpr int row_tiles = (N + MR - 1) / MR;
   constexpr int steps     = Steps > 0 ? Steps : int(sizeof...(Tile));
-  if constexpr (BlockBytes > 0 && Steps == 0 && gemm_requests_every_k_step) {
-    // Lines a k step: the block's whole lines over all the tiles' k steps,
-    // rounded down so that no request reaches past the block (a block that
-    // starts inside a line, or lines left over, are left to the tiles'
-    // loads).
-    constexpr int lines    = int(BlockBytes / BlockPrefetch::line);
-    constexpr int k_steps  = int(sizeof...(Tile)) * N;
-    constexpr int per_step = lines / k_steps;
-    if constexpr (per_step > 0) {
-      if (prefetch.has_all_ranges()) {
-        auto request = prefetch.lines_each_call<per_step>();
-        (gemm_tile<tile_extent(N, MR, Tile % row_tiles), tile_extent(N, NR, Tile / row_tiles),
-                   ReadC>(member, (Tile % row_tiles) * MR, (Tile / row_tiles) * NR, int(N), alpha,
-                          A, B, beta, C, request),
-         ...);
-        return;
-      }
-    }
-  }
   ((BlockBytes > 0 ? prefetch.step_whole_blocks<BlockBytes, steps, FirstStep + Tile>()
                    : prefetch.step(),
     gemm_tile<tile_extent(N, MR, Tile % row_tiles), tile_extent(N, NR, Tile / row_tiles), ReadC>(
@@ -561,21 +516,114 @@ inline constexpr int gemm_unrequested_order =
         ? 7
         : gemm_single_tile_order<T, L>;
 
+/// Whether gemm_order_tiles of order N on blocks of compile-time strides
+/// requests the next blocks a few lines before every k step of its tiles
+/// (gemm_order_tile_sequence_requesting_each_k_step: the lines spread
+/// evenly over the tiles' k steps) instead of before every tile (a share
+/// of whole blocks, step_whole_blocks, at order 8; a planned step, plan()
+/// and step(), at 9..12): with 32 vector registers (AVX-512), orders up to
+/// 12, the last of the panels (gemm_panel_last_order); 6 and 7 request
+/// nothing (gemm_unrequested_order). A share a tile is 48 lines or more at
+/// once, and from memory such a burst held up the tile's own loads: a
+/// synthetic stream here (software requests of the next 12 KB chunk while
+/// reading the current one, 2 threads) ran 12% slower with bursts of 48
+/// lines than of 16 or 1, and at half the speed with one burst a chunk.
+/// Measured on AVX-512 Zen 4, order 8 (ibla_bench --ops gemm --sizes 7,8,10
+/// --impls ibla,libxsmm --reps 31, and --float --sizes 8, 10^4 problems, 2
+/// threads, 4 runs alternated with the share a tile, GFLOP/s, a tile ->
+/// a k step): doubles L = 8 flushed 20.3 -> 23.3, 27.8 -> 33.9, 28.4 ->
+/// 24.7 (LIBXSMM 49.4 -> 28.7 in that pair: the VM's memory changed speed),
+/// 22.8 -> 24.7; warm 38.7 -> 51.2, 51.5 -> 58.6, 51.0 -> 53.8, 47.5 ->
+/// 54.9; floats L = 16 flushed 37.7 -> 65.1, 56.3 -> 67.3, 45.3 -> 50.8,
+/// 44.0 -> 50.5, warm 92.3 -> 123.5, 115.3 -> 122.4, 117.0 -> 125.5, 117.8
+/// -> 125.6. A first form that read the ranges from the prefetch object
+/// and tested each line against its range's end lost warm (doubles
+/// 0.95-0.97x, floats 0.88-0.92x, 3 runs), hence the copy in registers and
+/// no tests (lines_each_call). Orders 9..12 (micro-driver outside the repo:
+/// ibla::gemm NN, alpha 1.5, beta 0.5, 10^4 problems, C restored before
+/// each call, 2 threads, the two forms taking turns call by call in one
+/// process, medians of 41 calls, 2 runs, time with the k steps' requests
+/// over the time with a planned step a tile): doubles L = 8 flushed n = 9
+/// 1.01, 0.95; 10 1.00, 0.90; 11 0.96, 0.81; 12 0.92, 0.81; warm 0.84-0.92;
+/// floats L = 16 flushed n = 9 1.13, 1.02; 10 1.00, 1.00; 11 0.96, 0.95; 12
+/// 0.88, 0.87; warm 0.80-0.92; 2000 problems (in L3) both 0.80-0.91. The
+/// runtime-order tiles above 12 (gemm_tile_grid) with a line a k step
+/// lost at n = 20, 24, 32 (separate binaries, flushed, 0.80-0.98x the
+/// speed; n = 16 gained): that k loop is short of general registers
+/// already. With 16 registers (AVX2) not measured.
+template <class T, int L, int N>
+inline constexpr bool gemm_requests_every_k_step =
+    host_has_wide_register_file && N <= gemm_panel_last_order<T, L>;
+
+/// gemm_order_tile_sequence's tiles with the next blocks requested
+/// PerStep lines of each a k step (request, BlockPrefetch::lines_each_call)
+/// for the first Calls k steps of the sequence: the tiles before them
+/// request at every step, the tile where they end counts down, the tiles
+/// after request nothing.
+template <int N, int MR, int NR, bool ReadC, int Calls, class Member, class T, class BA,
+          class BB, class BC, class Request, int... Tile>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tile_sequence_requesting_each_k_step(
+    const Member& member, const T alpha, const BA& A, const BB& B, const T beta, const BC& C,
+    Request& request, std::integer_sequence<int, Tile...>) {
+  constexpr int row_tiles = (N + MR - 1) / MR;
+  const auto tile = [&](auto t) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+    constexpr int Index = decltype(t)::value;
+    constexpr int first = Index * N;  // the tile's first k step in the sequence
+    const auto run = [&](auto&& each_step) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+      gemm_tile<tile_extent(N, MR, Index % row_tiles), tile_extent(N, NR, Index / row_tiles),
+                ReadC>(member, (Index % row_tiles) * MR, (Index / row_tiles) * NR, int(N), alpha,
+                       A, B, beta, C, each_step);
+    };
+    if constexpr (first + N <= Calls) {
+      run(request);
+    } else if constexpr (first < Calls) {
+      int left = Calls - first;
+      run([&]() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+        if (left > 0) {
+          --left;
+          request();
+        }
+      });
+    } else {
+      run(NothingEachStep{});
+    }
+  };
+  (tile(std::integral_constant<int, Tile>{}), ...);
+}
+
 /// A square GEMM of compile-time order N: the tiles of gemm_tiles' loops
 /// (columns of tiles outer, rows inner) with their extents known at compile
 /// time, so the tile loops and the dispatch on a tile's extents are
 /// straight-line code. Blocks of compile-time strides (gemm_fixed_order_nn)
-/// are whole blocks of a known size, so their prefetch needs no plan (up
-/// to gemm_whole_block_prefetch_order).
+/// are whole blocks of a known size, so their prefetch needs no plan: a
+/// few lines before every k step (gemm_requests_every_k_step), else a share
+/// before every tile (up to gemm_whole_block_prefetch_order).
 template <int N, int MR, int NR, bool ReadC, class Member, class T, class BA, class BB, class BC>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles(const Member& member, const T alpha,
                                                   const BA& A, const BB& B, const T beta,
                                                   const BC& C, BlockPrefetch& prefetch) {
   constexpr int tiles = ((N + MR - 1) / MR) * ((N + NR - 1) / NR);
+  constexpr int L     = fixed_lanes<typename BC::lane_count>::value;
+  constexpr bool compile_time_strides = !std::is_same<typename BC::col_stride, index_t>::value;
+  if constexpr (compile_time_strides && gemm_requests_every_k_step<T, L, N>) {
+    // Lines a k step: an operand's lines over all the tiles' k steps,
+    // rounded up, then as many k steps as whole PerStep take (Calls), so
+    // that no request reaches past a block; a block that starts inside a
+    // line, or lines left over, are left to the tiles' loads.
+    constexpr int lines    = int(index_t(N) * N * L * index_t(sizeof(T)) / BlockPrefetch::line);
+    constexpr int k_steps  = tiles * N;
+    constexpr int per_step = (lines + k_steps - 1) / k_steps;
+    if (prefetch.has_all_ranges()) {
+      auto request = prefetch.lines_each_call<per_step>();
+      gemm_order_tile_sequence_requesting_each_k_step<N, MR, NR, ReadC, lines / per_step>(
+          member, alpha, A, B, beta, C, request, std::make_integer_sequence<int, tiles>{});
+      return;
+    }
+  }
   constexpr index_t block_bytes =
-      std::is_same<typename BC::col_stride, index_t>::value || N > gemm_whole_block_prefetch_order
+      !compile_time_strides || N > gemm_whole_block_prefetch_order
           ? 0
-          : index_t(N) * N * fixed_lanes<typename BC::lane_count>::value * index_t(sizeof(T));
+          : index_t(N) * N * L * index_t(sizeof(T));
   if constexpr (block_bytes == 0) prefetch.plan(tiles);
   gemm_order_tile_sequence<N, MR, NR, ReadC, block_bytes>(
       member, alpha, A, B, beta, C, prefetch, std::make_integer_sequence<int, tiles>{});
