@@ -485,13 +485,15 @@ TEST(BlockPrefetch, WholeBlockStepsRequestExactlyTheBlocksLines) {
   expect_whole_block_lines_for_orders<double, 3>(orders{});
 }
 
-// BlockPrefetch::lines_each_call, which GEMM's sequences of compile-time
-// order call before every k step: over lines / Lines calls, where the
-// blocks fill whole lines, it requests exactly the lines of the three
-// blocks added (here the same block twice and the next), Lines of each a
-// call in address order, and leaves the prefetch's own ranges as they were.
+// BlockPrefetch::cursor, which GEMM's sequences of compile-time order call
+// before every k step (a cursor per operand) and TRSM's register form on
+// several right-hand sides before every column: over lines / Lines calls,
+// where the blocks fill whole lines, a cursor requests exactly the lines of
+// its range, Lines a call in address order, from the range's first line,
+// and leaves the prefetch's own state as it was; each range its own cursor
+// (here the same block twice and the next).
 template <class T, unsigned L, int N, int Lines>
-void expect_lines_each_call() {
+void expect_cursor_lines() {
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
   View A("A", 4 * L, N, N);
   SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +
@@ -506,31 +508,31 @@ void expect_lines_each_call() {
   prefetch.add(block);
   prefetch.add(block);
   prefetch.add(next);
-  ASSERT_TRUE(prefetch.has_all_ranges());
-  std::vector<const char*> got;
-  auto each_call = prefetch.lines_each_call<Lines>([&](const char* p) { got.push_back(p); });
   const char* const starts[3] = {reinterpret_cast<const char*>(block.data),
                                  reinterpret_cast<const char*>(block.data),
                                  reinterpret_cast<const char*>(next.data)};
-  for (ibla::index_t call = 0; call < bytes / (line * Lines); ++call) {
-    got.clear();
-    each_call();
-    ASSERT_EQ(got.size(), size_t(3 * Lines));
-    for (int r = 0; r < 3; ++r)
-      for (int i = 0; i < Lines; ++i)
-        EXPECT_EQ(got[size_t(r * Lines + i)], starts[r] + (call * Lines + i) * line);
+  for (int r = 0; r < 3; ++r) {
+    std::vector<const char*> got;
+    auto cursor = prefetch.cursor<Lines>(r, [&](const char* p) { got.push_back(p); });
+    for (ibla::index_t call = 0; call < bytes / (line * Lines); ++call) {
+      got.clear();
+      cursor();
+      ASSERT_EQ(got.size(), size_t(Lines));
+      for (int i = 0; i < Lines; ++i) EXPECT_EQ(got[size_t(i)], starts[r] + (call * Lines + i) * line);
+    }
   }
-  got.clear();
+  std::vector<const char*> got;
   prefetch.plan(1);  // all of every range in one step: still all of it
   prefetch.step([&](const char* p) { got.push_back(p); });
   EXPECT_EQ(got.size(), size_t(3 * bytes / line));
 }
 
-TEST(BlockPrefetch, LinesEachCallRequestTheBlocksLinesInOrder) {
-  expect_lines_each_call<double, 8, 8, 2>();  // GEMM order 8, L = 8 doubles: 32 k steps
-  expect_lines_each_call<float, 16, 8, 2>();
-  expect_lines_each_call<double, 8, 4, 1>();
-  expect_lines_each_call<double, 16, 6, 3>();
+TEST(BlockPrefetch, CursorsRequestTheirRangesLinesInOrder) {
+  expect_cursor_lines<double, 8, 8, 2>();   // GEMM order 8, L = 8 doubles: 32 k steps
+  expect_cursor_lines<float, 16, 8, 2>();
+  expect_cursor_lines<double, 8, 10, 1>();  // order 10's panels: 100 k steps
+  expect_cursor_lines<double, 8, 6, 6>();   // TRSM order 6: a column a call
+  expect_cursor_lines<double, 16, 5, 10>(); // two lines an element
 }
 
 TEST(BlockPrefetch, RequestsExactlyTheLinesOfATriangleOrBlock) {

@@ -539,7 +539,7 @@ inline constexpr int gemm_unrequested_order =
 /// -> 125.6. A first form that read the ranges from the prefetch object
 /// and tested each line against its range's end lost warm (doubles
 /// 0.95-0.97x, floats 0.88-0.92x, 3 runs), hence the copy in registers and
-/// no tests (lines_each_call). Orders 9..12 (micro-driver outside the repo:
+/// no tests (BlockPrefetch::cursor). Orders 9..12 (micro-driver outside the repo:
 /// ibla::gemm NN, alpha 1.5, beta 0.5, 10^4 problems, C restored before
 /// each call, 2 threads, the two forms taking turns call by call in one
 /// process, medians of 41 calls, 2 runs, time with the k steps' requests
@@ -556,7 +556,7 @@ inline constexpr bool gemm_requests_every_k_step =
     host_has_wide_register_file && N <= gemm_panel_last_order<T, L>;
 
 /// gemm_order_tile_sequence's tiles with the next blocks requested
-/// PerStep lines of each a k step (request, BlockPrefetch::lines_each_call)
+/// PerStep lines of each a k step (request, BlockPrefetch::cursor)
 /// for the first Calls k steps of the sequence: the tiles before them
 /// request at every step, the tile where they end counts down, the tiles
 /// after request nothing.
@@ -613,8 +613,15 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles(const Member& member, const T 
     constexpr int lines    = int(index_t(N) * N * L * index_t(sizeof(T)) / BlockPrefetch::line);
     constexpr int k_steps  = tiles * N;
     constexpr int per_step = (lines + k_steps - 1) / k_steps;
-    if (prefetch.has_all_ranges()) {
-      auto request = prefetch.lines_each_call<per_step>();
+    if (prefetch.ranges == 3) {  // A, B and C (prefetch_next_block)
+      auto next_a  = prefetch.cursor<per_step>(0);
+      auto next_b  = prefetch.cursor<per_step>(1);
+      auto next_c  = prefetch.cursor<per_step>(2);
+      auto request = [&]() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+        next_a();
+        next_b();
+        next_c();
+      };
       gemm_order_tile_sequence_requesting_each_k_step<N, MR, NR, ReadC, lines / per_step>(
           member, alpha, A, B, beta, C, request, std::make_integer_sequence<int, tiles>{});
       return;

@@ -251,40 +251,32 @@ struct BlockPrefetch {
     (void)request;
 #endif
   }
-  /// Requests of every range's lines a few at a time, for a kernel that
-  /// spreads them finer than step_whole_blocks can (GEMM's k steps,
-  /// gemm_order_tile_sequence): each call requests the next Lines lines of
-  /// each of the max_ranges ranges (request(p), as step()). A copy of the
-  /// ranges' next lines, so that inside the kernel's loop they are
-  /// registers, not the prefetch object's memory; and no test of the
-  /// ranges' count or ends, so the caller makes sure that there are
-  /// max_ranges ranges (has_all_ranges) and that its calls request no more
-  /// lines than the ranges have.
+  /// Range r's lines Lines at a time: each call requests the next Lines
+  /// lines (request(p), as step()), from the range's first line, for
+  /// kernels that spread a block's requests finer than step() does (GEMM's
+  /// k steps, gemm_requests_every_k_step). A copy of the range's next line,
+  /// so that in the kernel's loop it is a register, not the prefetch
+  /// object's memory (a form that read the ranges from the object and
+  /// tested every line against its range's end cost GEMM 4-12% in cache);
+  /// so no test of the range's end either: the caller makes no more calls
+  /// than the range has lines for. A range that is not there gives a
+  /// cursor the caller must not call.
   template <int Lines, class Request = PrefetchLine>
-  struct LinesEachCall {
-    const char* next[max_ranges];
+  struct LineCursor {
+    const char* next;
     Request request;
     KOKKOS_FORCEINLINE_FUNCTION void operator()() {
 #if !IBLA_IMPL_DEVICE_PASS
       IBLA_IMPL_UNROLL
-      for (int r = 0; r < max_ranges; ++r) {
-        IBLA_IMPL_UNROLL
-        for (int i = 0; i < Lines; ++i) request(next[r] + i * line);
-        next[r] += Lines * line;
-      }
+      for (int i = 0; i < Lines; ++i) request(next + i * line);
+      next += Lines * line;
 #endif
     }
   };
-  KOKKOS_FORCEINLINE_FUNCTION bool has_all_ranges() const { return ranges == max_ranges; }
-  /// LinesEachCall from the ranges' next lines (from their first lines when
-  /// nothing has been requested yet).
   template <int Lines, class Request = PrefetchLine>
-  KOKKOS_FORCEINLINE_FUNCTION LinesEachCall<Lines, Request> lines_each_call(
-      const Request& request = Request{}) const {
-    LinesEachCall<Lines, Request> c{{}, request};
-    IBLA_IMPL_UNROLL
-    for (int r = 0; r < max_ranges; ++r) c.next[r] = next[r];
-    return c;
+  KOKKOS_FORCEINLINE_FUNCTION LineCursor<Lines, Request> cursor(
+      const int r, const Request& request = Request{}) const {
+    return {r < ranges ? next[r] : nullptr, request};
   }
   /// Bytes of the whole lines that `bytes` (>= 0) from a line's start reach
   /// into: a run ends inside a line where elements are narrower. A mask,
