@@ -225,6 +225,27 @@ void run_rank2_rhs() {
     }
   }
 }
+// Several right-hand sides on batches larger than prefetch_above_bytes, so
+// that the orders that request the next block a column at a time
+// (trsm_requests_next_columns) do, with fewer, as many and more columns
+// than the order, a partial last block, and the orders around them.
+template <class T, int L>
+void run_batches_requesting_next_columns() {
+  using Layout = ibla::LayoutBlockInterleaved<L>;
+  int c        = 0;
+  for (const int n : {3, 4, 6, 8, 9})
+    for (const int nrhs : {2, n, n + 3})
+      for (const int vi : {0, 4, 2}) {  // left lower N, left lower T, left upper N
+        const index_t bytes = index_t(n) * (n + nrhs) * index_t(sizeof(T));
+        const index_t batch =
+            index_t(2 * ibla::impl::prefetch_above_bytes) / bytes / L * L + L / 2 + 1;
+        run_trsm<T, Layout>(variant(vi), batch, n, nrhs, T(1.5), std::uint64_t(2600 + c++));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+TEST(TrsmLargeBatch, SeveralColumnsDouble) { run_batches_requesting_next_columns<double, 8>(); }
+TEST(TrsmLargeBatch, SeveralColumnsFloat) { run_batches_requesting_next_columns<float, 16>(); }
+
 TEST(TrsmRank2, OneRightHandSideBlockInterleaved) { run_rank2_rhs<double, ibla::LayoutBlockInterleaved<8>>(); }
 TEST(TrsmRank2, OneRightHandSideLayoutRight) { run_rank2_rhs<float, Kokkos::LayoutRight>(); }
 

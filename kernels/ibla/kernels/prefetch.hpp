@@ -109,6 +109,9 @@ struct BlockPrefetch {
   // A chunk no range reaches: step() then requests the whole range.
   static constexpr index_t all_of_a_range = index_t(1) << 48;
   int ranges = 0;
+  // Range 0 (TRSM's A) and 1 (B) are requested a column at a time, through
+  // cursors (trsm_requests_next_columns), instead of by plan() and step().
+  bool by_columns = false;
 
   template <class Block>
   KOKKOS_FORCEINLINE_FUNCTION void add(const Block& b) {
@@ -254,10 +257,11 @@ struct BlockPrefetch {
   /// Range r's lines Lines at a time: each call requests the next Lines
   /// lines (request(p), as step()), from the range's first line, for
   /// kernels that spread a block's requests finer than step() does (GEMM's
-  /// k steps, gemm_requests_every_k_step). A copy of the range's next line,
-  /// so that in the kernel's loop it is a register, not the prefetch
-  /// object's memory (a form that read the ranges from the object and
-  /// tested every line against its range's end cost GEMM 4-12% in cache);
+  /// k steps, gemm_requests_every_k_step; TRSM's columns,
+  /// trsm_requests_next_columns). A copy of the range's next line, so that
+  /// in the kernel's loop it is a register, not the prefetch object's
+  /// memory (a form that read the ranges from the object and tested every
+  /// line against its range's end cost GEMM 4-12% in cache, TRSM 10%);
   /// so no test of the range's end either: the caller makes no more calls
   /// than the range has lines for. A range that is not there gives a
   /// cursor the caller must not call.

@@ -660,10 +660,25 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
   const int cols     = B.cols;
   const bool one_col = cols == 1;
   const AllLanes keep;
+  // The next block's column j of A and of B as column j of B is solved
+  // (by_columns, trsm_requests_next_columns; A's columns past the last of
+  // B's after it), else a planned share before each column. A column of
+  // whole lines a cursor's call (L = 8 doubles, 16 floats: N lines).
+  constexpr index_t column_bytes = index_t(N) * L * index_t(sizeof(T));
+  constexpr int column_lines     = int(column_bytes / BlockPrefetch::line);
+  constexpr bool whole_lines     = column_bytes % BlockPrefetch::line == 0;
+  const bool by_columns          = whole_lines && prefetch.by_columns && prefetch.ranges == 2;
+  auto next_a                    = prefetch.cursor<column_lines>(0);
+  auto next_b                    = prefetch.cursor<column_lines>(1);
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
-    if (!one_col) prefetch.plan(cols);
+    if (!one_col && !by_columns) prefetch.plan(cols);
     for (int j = 0; j < cols; ++j) {
-      if (!one_col) prefetch.step();
+      if (by_columns) {
+        if (j < N) next_a();
+        next_b();
+      } else if (!one_col) {
+        prefetch.step();
+      }
       for_each_lane(member, B.lanes,
                     TrsmRegisterLane<N, decltype(is_lower)::value, L, T,
                                      std::remove_cv_t<std::remove_reference_t<decltype(tri)>>,
@@ -678,6 +693,8 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
     if (lower) solve(At, std::true_type{});
     else solve(At, std::false_type{});
   }
+  if (by_columns)
+    for (int j = cols; j < N; ++j) next_a();
   if (one_col) {
     prefetch.plan(1);
     prefetch.step();
@@ -1130,6 +1147,49 @@ KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_own_block(const index_t k, c
 static_assert(trsm_host_order_kernels <= trsm_prefetch_order,
               "TRSM's kernels of one order request their own block (trsm_requests_own_block)");
 
+/// Orders from the first to the last of these request the next block
+/// column by column (trsm_requests_next_columns).
+inline constexpr index_t trsm_next_columns_first_order = 4;
+inline constexpr index_t trsm_next_columns_last_order  = 6;
+
+/// Whether batch-level TRSM (Side::Left, cols columns of B) on
+/// block-interleaved A of order k, which requests nothing of the blocks
+/// ahead, requests the next block's A and B a column at a time, column j
+/// of each as column j of B is solved (BlockPrefetch::cursor, see
+/// trsm_registers_fixed_order_host): with several columns at orders
+/// trsm_next_columns_first_order .. trsm_next_columns_last_order. Those
+/// blocks read A's block into L1 first and then B front to back, which the
+/// hardware prefetcher followed more slowly than a column's requests:
+/// Kokkos Kernels' SIMD packs (Unblocked SerialTrsm on the same bytes)
+/// were ahead from memory at n = 4..6. The planned requests of earlier
+/// sessions (a share before each column through plan() and step(), 1, 2
+/// or 4 blocks ahead) had lost there (0.56-0.94 of Kokkos Kernels).
+/// Measured on AVX-512 Zen 4 (micro-driver outside the repo: ibla::trsm
+/// left lower non-unit, alpha 1.5, nrhs = n, 10^4 problems, L = 8 doubles,
+/// B restored before each call, 2 threads, the forms taking turns call by
+/// call with Kokkos Kernels' Blocked and Unblocked SerialTrsm on SIMD
+/// packs, medians of 101 calls, ibla over the faster Kokkos Kernels,
+/// without -> with, runs in different minutes): flushed n = 4 0.85, 0.78,
+/// 0.88, 0.82, 0.86, 1.02 -> 0.94, 0.92, 0.98, 0.96, 0.99, 1.04; 5 0.91,
+/// 0.94, 1.20, 1.40, 1.04, 1.52 -> 1.05, 1.10, 1.27, 1.71, 1.12, 1.35; 6
+/// 0.91, 0.93, 0.90, 1.33, 1.49, 1.42 -> 1.04, 1.05, 1.02, 1.50, 1.65, 1.72
+/// (the VM's memory speed moved Kokkos Kernels 2x between runs); in cache
+/// (the same 10^4 problems)
+/// n = 4 1.57, 1.40, 1.50, 1.55 -> 1.35, 1.22, 1.27, 1.29; 5 1.24, 1.24,
+/// 1.31, 1.38 -> 1.12, 1.12, 1.20, 1.24; 6 1.33, 1.32, 1.38, 1.35 -> 1.24,
+/// 1.23, 1.29, 1.20. So from memory 1.1-1.2x at n = 4..6 (one run of six
+/// lost at n = 5) for 0.83-0.93x in cache, where ibla stays ahead. Orders 7, 8 gained less flushed (1.0-1.3x)
+/// and lost up to 0.77x in cache, n = 2, 3 gained nothing (flushed
+/// 0.96-1.04x, in cache 0.88-0.93x); one column, with no columns to spread
+/// them over, lost (n = 4, 6: flushed 0.61-0.91x); A's next block only or
+/// B's only gained about half as much. The requests through loops over the
+/// ranges and their ends instead of cursors cost 0.61-0.86x in cache. Not
+/// measured on Zen 5 or Intel.
+KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_next_columns(const index_t k,
+                                                                 const index_t cols) {
+  return cols > 1 && k >= trsm_next_columns_first_order && k <= trsm_next_columns_last_order;
+}
+
 /// HostOrder > 0: a kernel of one order (with_trsm_host_order).
 template <class T, class AV, class BV, int HostOrder = 0>
 struct TrsmBlocks {
@@ -1154,10 +1214,10 @@ struct TrsmBlocks {
     // where A is nearly all the traffic, the whole block of A had lost at
     // n = 32, 2.9 -> 2.2, and its triangle gains: see prefetch.hpp). Not for
     // k <= trsm_prefetch_order (see there).
-    // The kernels of one order up to it (with_trsm_host_order) request
-    // nothing, so they hold no code for it.
+    // The kernels of one order below trsm_next_columns_first_order
+    // (with_trsm_host_order) request nothing, so they hold no code for it.
     BlockPrefetch prefetch;
-    if constexpr (HostOrder == 0 || HostOrder > trsm_prefetch_order) {
+    if constexpr (HostOrder == 0 || HostOrder >= trsm_next_columns_first_order) {
       const index_t k    = index_t(A.extent(1));
       const index_t cols = side == Side::Left ? (BV::rank == 3 ? index_t(B.extent(2)) : 1) : 0;
       constexpr bool fixed_order_blocks =
@@ -1171,6 +1231,9 @@ struct TrsmBlocks {
             one_column_prefetch_ahead<trsm_one_column_register_order<lane_block_row_stride_t<AV>>>(
                 k, cols),
             lanes, B.extent(0), uplo, A, B);
+      } else if (fixed_order_blocks && trsm_requests_next_columns(k, cols)) {
+        prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B);
+        prefetch.by_columns = true;
       }
     }
     const auto a = lane_block(A, first, lanes);
