@@ -1177,14 +1177,14 @@ inline constexpr index_t trsm_next_columns_last_order  = 6;
 /// (the same 10^4 problems)
 /// n = 4 1.57, 1.40, 1.50, 1.55 -> 1.35, 1.22, 1.27, 1.29; 5 1.24, 1.24,
 /// 1.31, 1.38 -> 1.12, 1.12, 1.20, 1.24; 6 1.33, 1.32, 1.38, 1.35 -> 1.24,
-/// 1.23, 1.29, 1.20. So from memory 1.1-1.2x at n = 4..6 (one run of six
-/// lost at n = 5) for 0.83-0.93x in cache, where ibla stays ahead. Orders 7, 8 gained less flushed (1.0-1.3x)
-/// and lost up to 0.77x in cache, n = 2, 3 gained nothing (flushed
-/// 0.96-1.04x, in cache 0.88-0.93x); one column, with no columns to spread
-/// them over, lost (n = 4, 6: flushed 0.61-0.91x); A's next block only or
-/// B's only gained about half as much. The requests through loops over the
-/// ranges and their ends instead of cursors cost 0.61-0.86x in cache. Not
-/// measured on Zen 5 or Intel.
+/// 1.23, 1.29, 1.20. So from memory 1.1-1.2x at n = 4..6 (one run of six lost
+/// at n = 5) for 0.83-0.93x in cache, where ibla stays ahead. Orders 7, 8
+/// gained less flushed (1.0-1.3x) and lost up to 0.77x in cache, n = 2, 3
+/// gained nothing (flushed 0.96-1.04x, in cache 0.88-0.93x); one column, with
+/// no columns to spread them over, lost (n = 4, 6: flushed 0.61-0.91x); A's
+/// next block only or B's only gained about half as much. The requests
+/// through loops over the ranges and their ends instead of cursors cost
+/// 0.61-0.86x in cache. Not measured on Zen 5 or Intel.
 KOKKOS_INLINE_FUNCTION constexpr bool trsm_requests_next_columns(const index_t k,
                                                                  const index_t cols) {
   return cols > 1 && k >= trsm_next_columns_first_order && k <= trsm_next_columns_last_order;
