@@ -261,7 +261,7 @@ struct BlockPrefetch {
   /// trsm_requests_next_columns). A copy of the range's next line, so that
   /// in the kernel's loop it is a register, not the prefetch object's
   /// memory (a form that read the ranges from the object and tested every
-  /// line against its range's end cost GEMM 4-12% in cache, TRSM 10%);
+  /// line against its range's end cost GEMM 3-12% in cache, TRSM 7-9%);
   /// so no test of the range's end either: the caller makes no more calls
   /// than the range has lines for. A range that is not there gives a
   /// cursor the caller must not call.
