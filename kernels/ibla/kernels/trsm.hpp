@@ -615,6 +615,16 @@ KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const
       });
 }
 
+/// Whether a column of k elements of L lanes of T is whole lines, as the
+/// cursors of trsm_requests_next_columns take it (L = 8 doubles and 16
+/// floats at every order; L = 4 doubles at even orders). Where it is not,
+/// the block requests nothing ahead, as before those requests (AVX2's L =
+/// 4 doubles were not measured with them).
+template <class T, int L>
+KOKKOS_INLINE_FUNCTION constexpr bool trsm_columns_are_whole_lines(const index_t k) {
+  return (k * L * index_t(sizeof(T))) % BlockPrefetch::line == 0;
+}
+
 /// trsm_registers_host where A's row stride is the compile-time L
 /// (block-interleaved), for every column of B up to
 /// trsm_several_columns_register_order and for one right-hand side past
@@ -664,10 +674,9 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
   // (by_columns, trsm_requests_next_columns; A's columns past the last of
   // B's after it), else a planned share before each column. A column of
   // whole lines a cursor's call (L = 8 doubles, 16 floats: N lines).
-  constexpr index_t column_bytes = index_t(N) * L * index_t(sizeof(T));
-  constexpr int column_lines     = int(column_bytes / BlockPrefetch::line);
-  constexpr bool whole_lines     = column_bytes % BlockPrefetch::line == 0;
-  const bool by_columns          = whole_lines && prefetch.by_columns && prefetch.ranges == 2;
+  constexpr int column_lines = int(index_t(N) * L * index_t(sizeof(T)) / BlockPrefetch::line);
+  const bool by_columns      = trsm_columns_are_whole_lines<T, L>(N) && prefetch.by_columns &&
+                          prefetch.ranges == 2;
   auto next_a                    = prefetch.cursor<column_lines>(0);
   auto next_b                    = prefetch.cursor<column_lines>(1);
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
@@ -1231,7 +1240,8 @@ struct TrsmBlocks {
             one_column_prefetch_ahead<trsm_one_column_register_order<lane_block_row_stride_t<AV>>>(
                 k, cols),
             lanes, B.extent(0), uplo, A, B);
-      } else if (fixed_order_blocks && trsm_requests_next_columns(k, cols)) {
+      } else if (fixed_order_blocks && trsm_requests_next_columns(k, cols) &&
+                 trsm_columns_are_whole_lines<T, fixed_lanes<Lanes>::value>(k)) {
         prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B);
         prefetch.by_columns = true;
       }
