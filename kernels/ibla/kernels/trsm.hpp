@@ -432,6 +432,16 @@ inline constexpr int trsm_several_columns_register_order =
     !std::is_same<RowStride, index_t>::value && host_has_wide_register_file ? 16
                                                                             : trsm_register_order;
 
+/// Whether a column of k elements of L lanes of T is whole lines, as the
+/// cursors of trsm_requests_next_columns take it (L = 8 doubles and 16
+/// floats at every order; L = 4 doubles at even orders). Where it is not,
+/// the block requests nothing ahead, as before those requests (AVX2's L =
+/// 4 doubles were not measured with them).
+template <class T, int L>
+KOKKOS_INLINE_FUNCTION constexpr bool trsm_columns_are_whole_lines(const index_t k) {
+  return (k * L * index_t(sizeof(T))) % BlockPrefetch::line == 0;
+}
+
 #if !IBLA_IMPL_DEVICE_PASS
 /// The diagonal's reciprocals 1 / d of every lane of a block, inv[r][l],
 /// computed once by DiagonalReciprocalLane and shared by the columns of B.
@@ -613,16 +623,6 @@ KOKKOS_FORCEINLINE_FUNCTION bool trsm_registers_host(const Member& member, const
       member, B.lanes, B.cols, prefetch, unit, A, [&](const int j, auto reciprocals) {
         return TrsmRegisterLane<N, Lower, L, T, BA, BB, Keep>{alpha, A, B, keep, j, reciprocals};
       });
-}
-
-/// Whether a column of k elements of L lanes of T is whole lines, as the
-/// cursors of trsm_requests_next_columns take it (L = 8 doubles and 16
-/// floats at every order; L = 4 doubles at even orders). Where it is not,
-/// the block requests nothing ahead, as before those requests (AVX2's L =
-/// 4 doubles were not measured with them).
-template <class T, int L>
-KOKKOS_INLINE_FUNCTION constexpr bool trsm_columns_are_whole_lines(const index_t k) {
-  return (k * L * index_t(sizeof(T))) % BlockPrefetch::line == 0;
 }
 
 /// trsm_registers_host where A's row stride is the compile-time L
