@@ -348,6 +348,53 @@ void gemm_from_memory_gives_the_same_bits() {
 TEST(DeterminismFromMemory, GemmDouble) { gemm_from_memory_gives_the_same_bits<double, 8>(); }
 TEST(DeterminismFromMemory, GemmFloat) { gemm_from_memory_gives_the_same_bits<float, 16>(); }
 
+// Batch-level GEMM on a batch larger than the last-level cache requests the
+// next block a line each k step in the runtime-order tiles of square orders
+// up to gemm_grid_each_k_step_last_order (GemmBlocks::exceeds_last_level_cache,
+// gemm_grid_requests_each_k_step), with the tiles in the same order. Only
+// requests change, so the bits must not: the kernel with the flag forced on,
+// on a batch above prefetch_above_bytes (so that the next block is requested)
+// and with a partial last block, against the flag off, at the orders around
+// the rule's (12 is a compile-time sequence, 17 the planned requests), with
+// transposed operands, beta zero or not.
+template <class T, int L>
+void gemm_each_k_step_requests_give_the_same_bits() {
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  const GemmShape shapes[] = {{12, 12, 12, Op::N, Op::N}, {13, 13, 13, Op::N, Op::N},
+                              {14, 14, 14, Op::T, Op::N}, {15, 15, 15, Op::N, Op::T},
+                              {16, 16, 16, Op::N, Op::N}, {16, 16, 16, Op::T, Op::T},
+                              {17, 17, 17, Op::N, Op::N}, {16, 15, 16, Op::N, Op::N}};
+  for (const GemmShape& s : shapes)
+    for (const T beta : {T(0), T(0.5)}) {
+      const index_t bytes = index_t(s.m) * s.k + index_t(s.k) * s.n + index_t(s.m) * s.n;
+      const index_t batch =
+          index_t(2 * ibla::impl::prefetch_above_bytes) / (bytes * index_t(sizeof(T))) / L * L +
+          L / 2 + 1;
+      SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
+                                        << beta << " batch " << batch);
+      GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 57 + s.m);
+      c.beta   = beta;
+      auto run = [&](const bool exceeds_last_level_cache) {
+        View A("A", batch, c.A.rows, c.A.cols), B("B", batch, c.B.rows, c.B.cols),
+            C("C", batch, c.C.rows, c.C.cols);
+        fill_view(A, c.A);
+        fill_view(B, c.B);
+        fill_view(C, c.C);
+        ibla::detail::for_each_block<L>(
+            Exec(), "gemm each k step", batch, ibla::detail::problem_elements(A, B, C),
+            ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
+                                                        false, false, exceeds_last_level_cache});
+        Exec().fence();
+        return read_view(C);
+      };
+      EXPECT_TRUE(bitwise_same(run(true), run(false)));
+    }
+}
+
+TEST(DeterminismEachKStep, GemmDouble) { gemm_each_k_step_requests_give_the_same_bits<double, 8>(); }
+TEST(DeterminismEachKStep, GemmFloat) { gemm_each_k_step_requests_give_the_same_bits<float, 16>(); }
+
 // The CPU check that turns the rule off on Zen 4 (gemm_reads_blocks_in_
 // order_from_memory) against what Linux says of cpu0: vendor_id
 // AuthenticAMD and cpu family 25 (19h). Skipped where /proc/cpuinfo has no

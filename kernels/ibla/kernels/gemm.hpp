@@ -695,6 +695,50 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_order_tiles_by_lane_group(
 }
 
 IBLA_IMPL_OPERANDS_IN_REGISTERS_BEGIN
+/// Calls f(i0, j0, rows, cols) for the MR x NR tiles of an m x n C, columns
+/// of tiles outer, rows inner; rows and cols are the tile's extents as
+/// compile-time constants (std::integral_constant), smaller at the edges.
+template <int MR, int NR, class F>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_for_each_tile(const int m, const int n, F&& f) {
+  for (int j0 = 0; j0 < n; j0 += NR) {
+    const int nr = n - j0 < NR ? n - j0 : NR;
+    for (int i0 = 0; i0 < m; i0 += MR) {
+      const int mr = m - i0 < MR ? m - i0 : MR;
+      detail::static_switch<MR>(mr, [&](auto rows) {
+        detail::static_switch<NR>(nr, [&](auto cols) { f(i0, j0, rows, cols); });
+      });
+    }
+  }
+}
+
+/// Whether gemm_tile_grid requests the next block a line of each operand
+/// before every k step of its first tiles (BlockPrefetch::cursor), instead
+/// of a planned share before and after every tile, for square orders up to
+/// gemm_grid_each_k_step_last_order in batches larger than the last-level
+/// cache (BlockPrefetch::by_k_steps): with 32 vector registers, where an
+/// element of a block is one line (L = 8 doubles, 16 floats), so that the
+/// first n tiles' n k steps take an operand's n * n lines. A planned share
+/// is 24 lines of each range at once (n = 16, doubles), and from memory
+/// such bursts held up the tiles' own loads (see gemm_requests_every_k_step).
+/// Measured on AVX-512 Zen 4 (micro-driver outside the repo: ibla::gemm NN,
+/// alpha 1.5, beta 0.5, 10^4 problems, C restored and the operands flushed
+/// with clflushopt before each call, 2 threads, the two forms taking turns
+/// call by call in one process, medians of 31 calls, time with the k
+/// steps' requests over the time with the planned shares): doubles L = 8, 3
+/// runs, n = 13 0.92-0.93, 14 0.95-0.96, 15 0.90-0.92, 16 0.90; floats L =
+/// 16, 2 runs, 13 0.93-0.98, 14 0.92-1.01, 15 0.94, 16 0.87-0.88. Not
+/// above 16: doubles n = 17, 18, 20 1.05-1.10, and with the requesting
+/// tiles spread evenly over the grid (a tile's operands requested each in
+/// its own evenly spread set of tiles) n = 17..32 0.89-1.11 by order and
+/// run (n = 24, 28 gained, 21, 22, 25, 26, 29, 30, 32 lost). Not in cache:
+/// 1500 problems (in L3, doubles, 3 runs) n = 13 1.06-1.15, 14 1.01-1.08,
+/// 15 0.99-1.03, 16 1.03-1.05, hence only beyond the last-level cache.
+/// With 16 registers (AVX2) not measured.
+template <class T, int L>
+inline constexpr bool gemm_grid_requests_each_k_step =
+    host_has_wide_register_file && L * int(sizeof(T)) == BlockPrefetch::line;
+inline constexpr int gemm_grid_each_k_step_last_order = 16;
+
 /// The tiles of a block that is not one tile: square orders up to
 /// gemm_fixed_order as a compile-time sequence, the rest in loops of MR x NR
 /// tiles (columns of tiles outer, rows inner). Compiled with its operands
@@ -743,22 +787,47 @@ KOKKOS_INLINE_FUNCTION void gemm_tile_grid(const Member& member, const T alpha, 
   // 0.95-1.30x; but floats (L = 16, 2 runs) n = 13 and 16 0.91-0.97x
   // flushed, 0.94-1.01x warm, 24 and 32 0.98-1.03x: their tiles take half
   // the time for the same lines, so the floats keep one step a tile.
-  constexpr index_t steps_per_tile = sizeof(T) >= 8 ? 2 : 1;
-  prefetch.plan(steps_per_tile * index_t((m + MR - 1) / MR) * ((n + NR - 1) / NR));
-  for (int j0 = 0; j0 < n; j0 += NR) {
-    const int nr = n - j0 < NR ? n - j0 : NR;
-    for (int i0 = 0; i0 < m; i0 += MR) {
-      const int mr = m - i0 < MR ? m - i0 : MR;
-      prefetch.step();
-      detail::static_switch<MR>(mr, [&](auto rows) {
-        detail::static_switch<NR>(nr, [&](auto cols) {
-          gemm_tile<decltype(rows)::value, decltype(cols)::value, ReadC>(member, i0, j0, k, alpha,
-                                                                          A, B, beta, C);
+  if constexpr (gemm_grid_requests_each_k_step<T, fixed_lanes<typename BC::lane_count>::value>) {
+    if (prefetch.by_k_steps && m == n && n == k && n <= gemm_grid_each_k_step_last_order &&
+        prefetch.ranges == 3) {
+      // The block's n x n elements are n * n lines an operand: a line of
+      // each a k step in the first n tiles (n steps each), if the ranges
+      // are whole blocks.
+      const index_t lines = index_t(n) * n;
+      if (prefetch.lines_of_one_run(0) >= lines && prefetch.lines_of_one_run(1) >= lines &&
+          prefetch.lines_of_one_run(2) >= lines) {
+        auto next_a  = prefetch.cursor<1>(0);
+        auto next_b  = prefetch.cursor<1>(1);
+        auto next_c  = prefetch.cursor<1>(2);
+        auto request = [&]() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+          next_a();
+          next_b();
+          next_c();
+        };
+        int requesting = n;  // tiles left to request
+        gemm_for_each_tile<MR, NR>(m, n, [&](const int i0, const int j0, auto rows,
+                                             auto cols) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+          constexpr int R = decltype(rows)::value, S = decltype(cols)::value;
+          if (requesting > 0) {
+            gemm_tile<R, S, ReadC>(member, i0, j0, k, alpha, A, B, beta, C, request);
+          } else {
+            gemm_tile<R, S, ReadC>(member, i0, j0, k, alpha, A, B, beta, C);
+          }
+          --requesting;
         });
-      });
-      if constexpr (steps_per_tile == 2) prefetch.step();
+        return;
+      }
     }
   }
+  constexpr index_t steps_per_tile = sizeof(T) >= 8 ? 2 : 1;
+  prefetch.plan(steps_per_tile * index_t((m + MR - 1) / MR) * ((n + NR - 1) / NR));
+  gemm_for_each_tile<MR, NR>(m, n, [&](const int i0, const int j0, auto rows,
+                                       auto cols) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+    prefetch.step();
+    gemm_tile<decltype(rows)::value, decltype(cols)::value, ReadC>(member, i0, j0, k, alpha, A, B,
+                                                                    beta, C);
+    if constexpr (steps_per_tile == 2) prefetch.step();
+  });
 }
 IBLA_IMPL_OPERANDS_IN_REGISTERS_END
 
@@ -1029,6 +1098,10 @@ struct GemmBlocks {
   // Blocks of one page are read in order before the tiles
   // (gemm_touches_pages_in_order).
   bool touches_pages_in_order;
+  // The operands together are larger than the last-level cache: the
+  // runtime-order tiles then request the next block a line each k step
+  // (gemm_grid_requests_each_k_step).
+  bool exceeds_last_level_cache = false;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // A block of square matrices computed as one tile (gemm_single_tile_order)
@@ -1052,8 +1125,10 @@ struct GemmBlocks {
                           from_memory && c.rows >= least && c.cols >= least && a.rows >= least &&
                           a.cols >= least;
     BlockPrefetch prefetch;
-    if (!requests_nothing_ahead && !in_order)
+    if (!requests_nothing_ahead && !in_order) {
       prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
+      prefetch.by_k_steps = exceeds_last_level_cache;
+    }
     if (in_order) {
       load_whole_blocks_in_order(a, b, c);
     } else if (gemm_tiles_read_a_in_order<T, decltype(a), decltype(b), decltype(c)>(transA, transB,
@@ -1245,13 +1320,15 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
           }))
         return;
     }
-    detail::for_each_block<L>(exec, "ibla::gemm", batch, detail::problem_elements(A, B, C),
-                              impl::GemmBlocks<T, AV, BV, CV>{
-                                  transA, transB, T(alpha), T(beta), A, B, C,
-                                  is_host_space_v<ExecSpace> &&
-                                      impl::batch_exceeds_last_level_cache(A, B, C) &&
-                                      impl::gemm_reads_blocks_in_order_from_memory(),
-                                  is_host_space_v<ExecSpace> && impl::gemm_touches_pages_in_order()});
+    const bool exceeds_last_level_cache =
+        is_host_space_v<ExecSpace> && impl::batch_exceeds_last_level_cache(A, B, C);
+    detail::for_each_block<L>(
+        exec, "ibla::gemm", batch, detail::problem_elements(A, B, C),
+        impl::GemmBlocks<T, AV, BV, CV>{
+            transA, transB, T(alpha), T(beta), A, B, C,
+            exceeds_last_level_cache && impl::gemm_reads_blocks_in_order_from_memory(),
+            is_host_space_v<ExecSpace> && impl::gemm_touches_pages_in_order(),
+            exceeds_last_level_cache});
   }
 }
 

@@ -112,6 +112,10 @@ struct BlockPrefetch {
   // Range 0 (TRSM's A) and 1 (B) are requested a column at a time, through
   // cursors (trsm_requests_next_columns), instead of by plan() and step().
   bool by_columns = false;
+  // GEMM's runtime-order tiles request ranges 0..2 (A, B, C) a line each a
+  // k step, through cursors (gemm_tile_grid_requesting_each_k_step), where
+  // the batch is larger than the last-level cache.
+  bool by_k_steps = false;
 
   template <class Block>
   KOKKOS_FORCEINLINE_FUNCTION void add(const Block& b) {
@@ -277,6 +281,11 @@ struct BlockPrefetch {
 #endif
     }
   };
+  /// Whole lines of range r from its next one, where the range is one run
+  /// (a contiguous block, add); 0 where it is not there or has more runs.
+  KOKKOS_FORCEINLINE_FUNCTION index_t lines_of_one_run(const int r) const {
+    return r < ranges && runs_left[r] == 0 ? whole_lines(end[r] - next[r]) / line : 0;
+  }
   template <int Lines, class Request = PrefetchLine>
   KOKKOS_FORCEINLINE_FUNCTION LineCursor<Lines, Request> cursor(
       const int r, const Request& request = Request{}) const {
