@@ -535,6 +535,41 @@ TEST(BlockPrefetch, CursorsRequestTheirRangesLinesInOrder) {
   expect_cursor_lines<double, 16, 5, 10>(); // two lines an element
 }
 
+// LineCursor::part(from, to), which TRSM's register form calls for the
+// lines of A's triangle in each column of the next block: lines [from, to)
+// of the next Lines, in order, and then the cursor is past all Lines of
+// them, whatever part was requested (none, some, all).
+// lines_of_one_run, which GEMM's runtime-order tiles check before their
+// cursors: a contiguous block's lines; 0 for a range that is not there or
+// a triangle (a run per column).
+TEST(BlockPrefetch, CursorPartsRequestTheirLinesAndMoveAWholeColumn) {
+  using View = Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>, Kokkos::HostSpace>;
+  constexpr int N = 6;
+  View A("A", 32, N, N);
+  constexpr ibla::index_t line = ibla::impl::BlockPrefetch::line;
+  const auto block = ibla::lane_block(A, 8, ibla::lanes_c<8>{});
+  ibla::impl::BlockPrefetch prefetch;
+  prefetch.add(block);
+  prefetch.add_triangle(ibla::lane_block(A, 16, ibla::lanes_c<8>{}), ibla::Uplo::Lower);
+  EXPECT_EQ(prefetch.lines_of_one_run(0), ibla::index_t(N) * N);
+  EXPECT_EQ(prefetch.lines_of_one_run(1), 0);  // a triangle of 2304 bytes is a run per column
+  EXPECT_EQ(prefetch.lines_of_one_run(2), 0);  // not there
+  const char* const start = reinterpret_cast<const char*>(block.data);
+  std::vector<const char*> got;
+  auto cursor = prefetch.cursor<N>(0, [&](const char* p) { got.push_back(p); });
+  for (int j = 0; j < N; ++j) {
+    got.clear();
+    cursor.part(j, N);  // a lower triangle's column j: rows j..N-1
+    ASSERT_EQ(got.size(), size_t(N - j));
+    for (int i = j; i < N; ++i) EXPECT_EQ(got[size_t(i - j)], start + (j * N + i) * line);
+  }
+  got.clear();
+  cursor.part(0, 0);
+  cursor();
+  ASSERT_EQ(got.size(), size_t(N));
+  EXPECT_EQ(got.front(), start + (N + 1) * N * line);  // the column after the skipped one
+}
+
 TEST(BlockPrefetch, RequestsExactlyTheLinesOfATriangleOrBlock) {
   for (int n = 1; n <= 32; ++n) {
     expect_prefetch_lines<double, 8>(n);

@@ -280,6 +280,17 @@ struct BlockPrefetch {
       next += Lines * line;
 #endif
     }
+    /// Lines [from, to) of the next Lines only, then past them all: the
+    /// part of a column that a triangle holds (trsm_registers_fixed_order_host).
+    KOKKOS_FORCEINLINE_FUNCTION void part(const int from, const int to) {
+#if !IBLA_IMPL_DEVICE_PASS
+      for (int i = from; i < to; ++i) request(next + i * line);
+      next += Lines * line;
+#else
+      (void)from;
+      (void)to;
+#endif
+    }
   };
   /// Whole lines of range r from its next one, where the range is one run
   /// (a contiguous block, add); 0 where it is not there or has more runs.

@@ -674,16 +674,34 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
   // (by_columns, trsm_requests_next_columns; A's columns past the last of
   // B's after it), else a planned share before each column. A column of
   // whole lines a cursor's call (L = 8 doubles, 16 floats: N lines).
-  constexpr int column_lines = int(index_t(N) * L * index_t(sizeof(T)) / BlockPrefetch::line);
-  const bool by_columns      = trsm_columns_are_whole_lines<T, L>(N) && prefetch.by_columns &&
+  constexpr int element_bytes = L * int(sizeof(T));
+  constexpr int column_lines  = N * element_bytes / BlockPrefetch::line;
+  const bool by_columns       = trsm_columns_are_whole_lines<T, L>(N) && prefetch.by_columns &&
                           prefetch.ranges == 2;
-  auto next_a                    = prefetch.cursor<column_lines>(0);
-  auto next_b                    = prefetch.cursor<column_lines>(1);
+  auto next_a                 = prefetch.cursor<column_lines>(0);
+  auto next_b                 = prefetch.cursor<column_lines>(1);
+  // Of A's column j only the lines of its uplo triangle (rows j..N-1 or
+  // 0..j), the lines the solve reads, not the other triangle's too.
+  // Measured on AVX-512 Zen 4 (the micro-driver of
+  // trsm_requests_next_columns, the two forms and Kokkos Kernels taking
+  // turns call by call, ibla over the faster Kokkos Kernels, whole columns
+  // -> the triangle's lines): flushed (5 runs) n = 4 0.91-1.13 ->
+  // 0.91-1.17, 5 1.11-1.36 -> 1.16-1.39, 6 1.05-1.26 -> 1.04-1.31, within
+  // the runs' spread; in cache, 10^4 problems (2 runs) n = 4 1.17 -> 1.18,
+  // 5 1.05-1.06 -> 1.06-1.08, 6 1.14-1.15 -> 1.20-1.22, and 2000 problems
+  // n = 4 1.34 -> 1.43, 6 1.23 -> 1.26.
+  const auto next_a_column = [&](const int j) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+    if (lower) {
+      next_a.part(j * element_bytes / BlockPrefetch::line, column_lines);
+    } else {
+      next_a.part(0, j * element_bytes / BlockPrefetch::line + 1);
+    }
+  };
   auto solve = [&](const auto& tri, auto is_lower) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
     if (!one_col && !by_columns) prefetch.plan(cols);
     for (int j = 0; j < cols; ++j) {
       if (by_columns) {
-        if (j < N) next_a();
+        if (j < N) next_a_column(j);
         next_b();
       } else if (!one_col) {
         prefetch.step();
@@ -703,7 +721,7 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
     else solve(At, std::false_type{});
   }
   if (by_columns)
-    for (int j = cols; j < N; ++j) next_a();
+    for (int j = cols; j < N; ++j) next_a_column(j);
   if (one_col) {
     prefetch.plan(1);
     prefetch.step();
