@@ -300,6 +300,22 @@ TEST(DeterminismDeviceForm, BatchGemmMatchesTeamLevel) {
     }
 }
 
+// c's batch in host Views of LayoutBlockInterleaved<L>, run(A, B, C) on
+// them, C read back. Host Views, not GemmCase::run's: on a CUDA build those
+// are device memory, which the host kernels these tests force cannot read.
+template <int L, class T, class Run>
+HostBatch<T> gemm_on_host_views(const GemmCase<T>& c, const index_t batch, const Run& run) {
+  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  View A("A", batch, c.A.rows, c.A.cols), B("B", batch, c.B.rows, c.B.cols),
+      C("C", batch, c.C.rows, c.C.cols);
+  fill_view(A, c.A);
+  fill_view(B, c.B);
+  fill_view(C, c.C);
+  run(A, B, C);
+  Kokkos::DefaultHostExecutionSpace().fence();
+  return read_view(C);
+}
+
 // Batch-level GEMM on a batch larger than the last-level cache reads each
 // block's operands in address order before the tiles, instead of
 // requesting the next block over them (GemmBlocks::from_memory,
@@ -322,26 +338,16 @@ void gemm_from_memory_gives_the_same_bits() {
                                         << beta);
       GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 41 + s.m);
       c.beta   = beta;
-      // Host Views, not GemmCase::run's: on a CUDA build those are device
-      // memory, which this host kernel cannot read.
-      auto run = [&](const bool from_memory) {
-        View A("A", batch, c.A.rows, c.A.cols), B("B", batch, c.B.rows, c.B.cols),
-            C("C", batch, c.C.rows, c.C.cols);
-        fill_view(A, c.A);
-        fill_view(B, c.B);
-        fill_view(C, c.C);
-        if (from_memory) {
-          ibla::detail::for_each_block<L>(
-              Exec(), "gemm from memory", batch, ibla::detail::problem_elements(A, B, C),
-              ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
-                                                          true, true});
-        } else {
-          ibla::gemm(Exec(), c.ta, c.tb, c.alpha, A, B, c.beta, C);
-        }
-        Exec().fence();
-        return read_view(C);
-      };
-      EXPECT_TRUE(bitwise_same(run(true), run(false)));
+      const auto forced = gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
+        ibla::detail::for_each_block<L>(
+            Exec(), "gemm from memory", batch, ibla::detail::problem_elements(A, B, C),
+            ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
+                                                        true, true});
+      });
+      const auto plain = gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
+        ibla::gemm(Exec(), c.ta, c.tb, c.alpha, A, B, c.beta, C);
+      });
+      EXPECT_TRUE(bitwise_same(forced, plain));
     }
 }
 
@@ -376,17 +382,12 @@ void gemm_each_k_step_requests_give_the_same_bits() {
       GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 57 + s.m);
       c.beta   = beta;
       auto run = [&](const bool exceeds_last_level_cache) {
-        View A("A", batch, c.A.rows, c.A.cols), B("B", batch, c.B.rows, c.B.cols),
-            C("C", batch, c.C.rows, c.C.cols);
-        fill_view(A, c.A);
-        fill_view(B, c.B);
-        fill_view(C, c.C);
-        ibla::detail::for_each_block<L>(
-            Exec(), "gemm each k step", batch, ibla::detail::problem_elements(A, B, C),
-            ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
-                                                        false, false, exceeds_last_level_cache});
-        Exec().fence();
-        return read_view(C);
+        return gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
+          ibla::detail::for_each_block<L>(
+              Exec(), "gemm each k step", batch, ibla::detail::problem_elements(A, B, C),
+              ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
+                                                          false, false, exceeds_last_level_cache});
+        });
       };
       EXPECT_TRUE(bitwise_same(run(true), run(false)));
     }
