@@ -113,7 +113,7 @@ struct BlockPrefetch {
   // cursors (trsm_requests_next_columns), instead of by plan() and step().
   bool by_columns = false;
   // GEMM's runtime-order tiles request ranges 0..2 (A, B, C) a line each a
-  // k step, through cursors (gemm_tile_grid_requesting_each_k_step), where
+  // k step, through cursors (gemm_grid_requests_each_k_step), where
   // the batch is larger than the last-level cache.
   bool by_k_steps = false;
 
