@@ -715,7 +715,7 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_for_each_tile(const int m, const int n, F&
 /// before every k step of its first tiles (BlockPrefetch::cursor), instead
 /// of a planned share before and after every tile, for square orders up to
 /// gemm_grid_each_k_step_last_order in batches larger than the last-level
-/// cache (BlockPrefetch::by_k_steps): with 32 vector registers, where an
+/// cache (BlockPrefetch::by_cursors): with 32 vector registers, where an
 /// element of a block is one line (L = 8 doubles, 16 floats), so that the
 /// first n tiles' n k steps take an operand's n * n lines. A planned share
 /// is 24 lines of each range at once (n = 16, doubles), and from memory
@@ -788,7 +788,7 @@ KOKKOS_INLINE_FUNCTION void gemm_tile_grid(const Member& member, const T alpha, 
   // flushed, 0.94-1.01x warm, 24 and 32 0.98-1.03x: their tiles take half
   // the time for the same lines, so the floats keep one step a tile.
   if constexpr (gemm_grid_requests_each_k_step<T, fixed_lanes<typename BC::lane_count>::value>) {
-    if (prefetch.by_k_steps && m == n && n == k && n <= gemm_grid_each_k_step_last_order &&
+    if (prefetch.by_cursors && m == n && n == k && n <= gemm_grid_each_k_step_last_order &&
         prefetch.ranges == 3) {
       // The block's n x n elements are n * n lines an operand: a line of
       // each a k step in the first n tiles (n steps each), if the ranges
@@ -1127,7 +1127,7 @@ struct GemmBlocks {
     BlockPrefetch prefetch;
     if (!requests_nothing_ahead && !in_order) {
       prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
-      prefetch.by_k_steps = exceeds_last_level_cache;
+      prefetch.by_cursors = exceeds_last_level_cache;
     }
     if (in_order) {
       load_whole_blocks_in_order(a, b, c);

@@ -109,13 +109,13 @@ struct BlockPrefetch {
   // A chunk no range reaches: step() then requests the whole range.
   static constexpr index_t all_of_a_range = index_t(1) << 48;
   int ranges = 0;
-  // Range 0 (TRSM's A) and 1 (B) are requested a column at a time, through
-  // cursors (trsm_requests_next_columns), instead of by plan() and step().
-  bool by_columns = false;
-  // GEMM's runtime-order tiles request ranges 0..2 (A, B, C) a line each a
-  // k step, through cursors (gemm_grid_requests_each_k_step), where
-  // the batch is larger than the last-level cache.
-  bool by_k_steps = false;
+  // The kernel requests the ranges at its own pace through cursors, not by
+  // plan() and step(): TRSM's A and B a column at a time
+  // (trsm_requests_next_columns), GEMM's runtime-order tiles A, B and C a
+  // line each a k step where the batch is larger than the last-level cache
+  // (gemm_grid_requests_each_k_step). Set by the batch-level kernel that
+  // added the ranges.
+  bool by_cursors = false;
 
   template <class Block>
   KOKKOS_FORCEINLINE_FUNCTION void add(const Block& b) {

@@ -676,7 +676,7 @@ IBLA_IMPL_HOST_NOINLINE bool trsm_registers_fixed_order_host(const Member& membe
   // whole lines a cursor's call (L = 8 doubles, 16 floats: N lines).
   constexpr int element_bytes = L * int(sizeof(T));
   constexpr int column_lines  = N * element_bytes / BlockPrefetch::line;
-  const bool by_columns       = trsm_columns_are_whole_lines<T, L>(N) && prefetch.by_columns &&
+  const bool by_columns       = trsm_columns_are_whole_lines<T, L>(N) && prefetch.by_cursors &&
                           prefetch.ranges == 2;
   auto next_a                 = prefetch.cursor<column_lines>(0);
   auto next_b                 = prefetch.cursor<column_lines>(1);
@@ -1261,7 +1261,7 @@ struct TrsmBlocks {
       } else if (fixed_order_blocks && trsm_requests_next_columns(k, cols) &&
                  trsm_columns_are_whole_lines<T, fixed_lanes<Lanes>::value>(k)) {
         prefetch_next_block(prefetch, first, lanes, B.extent(0), A, B);
-        prefetch.by_columns = true;
+        prefetch.by_cursors = true;
       }
     }
     const auto a = lane_block(A, first, lanes);
