@@ -30,6 +30,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <cmath>
+#include <type_traits>
 #include <fstream>
 #include <string>
 #include <omp.h>
@@ -226,6 +229,51 @@ TEST(DeterminismAcrossLayouts, Gemm) {
     EXPECT_TRUE(bitwise_same(c.run<Kokkos::LayoutLeft>(exec), ref)) << "LayoutLeft";
     EXPECT_TRUE(bitwise_same(c.run<ibla::LayoutBlockInterleaved<5>>(exec), ref)) << "Block<5>";
   }
+}
+
+// Batch-level GEMM on host copies the blocks of matrices that lie one after
+// another (LayoutRight, LayoutStride) into block-interleaved scratch and
+// runs the block-interleaved kernels there (pack.hpp) where C has more than
+// gemm_unpacked_elements elements: those give the bits of
+// LayoutBlockInterleaved<8> (ibla's L for such doubles). Contiguous matrices
+// by columns (LayoutStrideDenseColMajor) and by rows (LayoutRight) take the
+// transposes, padded ones (LayoutStrideColMajor) the gathers; 21 matrices
+// are two full blocks, the first requesting the next one's lines, and a
+// partial one; square and rectangular, transposed operands, beta zero (C
+// holding NaN, which must not reach the result) or not.
+TEST(DeterminismAcrossLayouts, GemmOnMatricesApartGivesTheBlockInterleavedBits) {
+  if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
+    GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
+  static_assert(ibla::default_block_lanes<double, Kokkos::DefaultHostExecutionSpace> == 8);
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  struct Shape {
+    int m, n, k;
+    Op ta, tb;
+  };
+  int packed = 0;
+  for (const Shape& s : {Shape{5, 5, 5, Op::N, Op::N}, Shape{8, 8, 8, Op::N, Op::N},
+                         Shape{4, 5, 3, Op::N, Op::N}, Shape{13, 7, 9, Op::T, Op::N},
+                         Shape{9, 12, 1, Op::N, Op::T}, Shape{16, 16, 16, Op::T, Op::T},
+                         Shape{3, 32, 20, Op::N, Op::N}, Shape{32, 32, 32, Op::N, Op::N}}) {
+    ASSERT_GT(s.m * s.n, ibla::impl::gemm_unpacked_elements);
+    for (const bool beta_zero : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << s.m << " x " << s.n << " x " << s.k << " op("
+                                        << ibla::to_string(s.ta) << "," << ibla::to_string(s.tb)
+                                        << ") beta " << (beta_zero ? "0" : "-1.25"));
+      GemmCase<double> c(s.ta, s.tb, 21, s.m, s.n, s.k, 40 + s.m + s.k);
+      if (beta_zero) {
+        c.beta = 0;
+        for (auto& x : c.C.data) x = std::numeric_limits<double>::quiet_NaN();
+      }
+      const auto ref = c.run<ibla::LayoutBlockInterleaved<8>>(exec);
+      for (const auto& x : ref.data) ASSERT_FALSE(std::isnan(x));
+      EXPECT_TRUE(bitwise_same(c.run<LayoutStrideDenseColMajor>(exec), ref)) << "dense column-major";
+      EXPECT_TRUE(bitwise_same(c.run<Kokkos::LayoutRight>(exec), ref)) << "LayoutRight";
+      EXPECT_TRUE(bitwise_same(c.run<LayoutStrideColMajor>(exec), ref)) << "padded column-major";
+      ++packed;
+    }
+  }
+  EXPECT_EQ(packed, 16);
 }
 
 // On a GPU, batch-level GEMM of orders from gemm_team_tiles_order up runs as

@@ -67,6 +67,18 @@ struct ViewOf<T, LayoutStrideColMajor> {
     return type(label, layout);
   }
 };
+// LayoutStrideDenseColMajor: column-major matrices one after another with no
+// padding (leading dimension m, matrix stride m * n), the storage of a user
+// who keeps LAPACK's matrices in one array.
+struct LayoutStrideDenseColMajor {};
+template <class T>
+struct ViewOf<T, LayoutStrideDenseColMajor> {
+  using type = Kokkos::View<T***, Kokkos::LayoutStride>;
+  static type make(const std::string& label, index_t b, index_t m, index_t n) {
+    Kokkos::LayoutStride layout(size_t(b), size_t(m) * size_t(n), size_t(m), 1, size_t(n), size_t(m));
+    return type(label, layout);
+  }
+};
 template <class T, class Layout>
 using view_t = typename ViewOf<T, Layout>::type;
 
