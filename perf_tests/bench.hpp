@@ -146,6 +146,7 @@ using ImplList = std::vector<std::unique_ptr<Impl<T>>>;
 template <class T> void add_ibla(ImplList<T>& out);
 template <class T, int Bytes> void add_ibla_blocks(ImplList<T>& out);
 template <class T> void add_ibla_register_blocks(ImplList<T>& out);
+template <class T> void add_ibla_on_strided(ImplList<T>& out);
 template <class T> void add_openblas(ImplList<T>& out);
 template <class T> void add_kokkos_kernels(ImplList<T>& out);
 template <class T> void add_libxsmm(ImplList<T>& out);

@@ -253,6 +253,45 @@ struct IblaConvert final : Impl<T> {
   void teardown() override { user = HostProblem<T>(), scratch = NativeSet<T, L>(); }
 };
 
+/// ibla called on the user's strided storage itself, nothing converted: the
+/// same group as ibla+conv (a user who keeps that storage picks the faster
+/// of the two). GEMM only: on host it copies each block into
+/// block-interleaved scratch and back (kernels/ibla/kernels/pack.hpp). The
+/// other operations run on such Views with a gather for every vector of
+/// lanes; all six compiled for LayoutStride in this unit took the
+/// benchmark's build from about 6 to 21 minutes on 2 cores, so they are
+/// reported absent here and ibla+conv<L> stands for them.
+template <class T>
+struct IblaOnStrided final : Impl<T> {
+  const HostProblem<T>* in = nullptr;
+  HostProblem<T> user;  // the user's strided storage
+  Exec exec;
+  std::string group() const override { return "ibla+conv"; }
+  std::string name() const override { return "ibla<strided>"; }
+  std::string absent(const Case& c) const override {
+    return c.op == OpKind::gemm ? "" : "measured for GEMM only (compile time)";
+  }
+  void setup(const HostProblem<T>& input) override {
+    in = &input;
+    user.allocate(input.c);
+  }
+  void restore() override { copy_operands(*in, user); }
+  void spans(std::vector<Span>& out) const override {
+    for (const auto* b : {&user.A, &user.B, &user.C}) out.push_back({b->data(), b->bytes()});
+  }
+  void run() override {
+    const Case& c = user.c;
+    ibla::gemm(exec, ibla::Op::N, ibla::Op::N, T(gemm_alpha), strided(user.A.data(), c.batch, c.n, c.n),
+               strided(user.B.data(), c.batch, c.n, c.n), T(gemm_beta),
+               strided(user.C.data(), c.batch, c.n, c.n));
+    exec.fence();
+  }
+  void fetch(HostProblem<T>& out) override {
+    parallel_copy(out.C.data(), user.C.data(), user.C.bytes());  // GEMM's output
+  }
+  void teardown() override { user = HostProblem<T>(); }
+};
+
 }  // namespace
 
 /// ibla on blocks of Bytes bytes of lanes, both ways.
@@ -261,6 +300,12 @@ void add_ibla_blocks(ImplList<T>& out) {
   constexpr unsigned L = block_lanes<T, Bytes>;
   out.push_back(std::make_unique<IblaNative<T, L>>());
   out.push_back(std::make_unique<IblaConvert<T, L>>());
+}
+
+/// ibla on the user's strided storage, nothing converted (IblaOnStrided).
+template <class T>
+void add_ibla_on_strided(ImplList<T>& out) {
+  out.push_back(std::make_unique<IblaOnStrided<T>>());
 }
 
 }  // namespace bench

@@ -11,6 +11,8 @@ template void add_ibla_blocks<double, 64>(ImplList<double>&);
 // took twice as long as the other block sizes').
 extern template void add_ibla_blocks<float, 128>(ImplList<float>&);
 extern template void add_ibla_blocks<double, 128>(ImplList<double>&);
+extern template void add_ibla_on_strided<float>(ImplList<float>&);
+extern template void add_ibla_on_strided<double>(ImplList<double>&);
 
 std::string ibla_ops_available() {
   std::string s = "gemm";
@@ -29,6 +31,7 @@ void add_ibla(ImplList<T>& out) {
   add_ibla_register_blocks<T>(out);
   add_ibla_blocks<T, 64>(out);
   add_ibla_blocks<T, 128>(out);
+  add_ibla_on_strided<T>(out);
 #endif
 }
 
