@@ -18,7 +18,10 @@
 //    LayoutStride) gather lanes and GCC vectorises them differently: with
 //    LayoutRight, gemm with m % 4 != 0 differs from the other layouts in the
 //    last bit (measured; most likely the other operand of alpha*acc + beta*c
-//    is fused into the FMA), so they are only compared with themselves.
+//    is fused into the FMA), so they are only compared with themselves;
+//    except host GEMM where C has more than gemm_unpacked_elements elements,
+//    which packs such blocks into the block-interleaved layout and must
+//    give its bits (DeterminismAcrossLayouts.GemmOnMatricesApart...).
 // Comparisons are memcmp of the results: no tolerance.
 #include "support/reference.hpp"
 #include "support/bitwise.hpp"
