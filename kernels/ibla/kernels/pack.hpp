@@ -16,6 +16,7 @@
 
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
+#include <ibla/kernels/convert.hpp>
 #include <ibla/kernels/prefetch.hpp>
 #include <ibla/layouts/lane_block.hpp>
 
@@ -127,8 +128,8 @@ KOKKOS_FORCEINLINE_FUNCTION bool matrices_contiguous(const B& b, bool& by_column
 /// (packed_block). A full block of matrices each stored contiguously: L
 /// consecutive elements of each of the L matrices read as vectors and
 /// transposed in registers, every line read used at once; else (the
-/// partial last block, other strides) each element's lanes in one vector
-/// loop (a gather). request_next: the transposes also request into L2 the
+/// partial last block, other strides) team::copy: each element's lanes in
+/// one vector loop (a gather). request_next: the transposes also request into L2 the
 /// lines of the next L matrices of src that they will read for the next
 /// block, as they read this one's: the lanes of a block lie a matrix apart,
 /// which the hardware prefetcher did not follow from memory (GEMM n = 8,
@@ -166,9 +167,7 @@ KOKKOS_FORCEINLINE_FUNCTION void pack_block(const Member& member, const BS& src,
   }
 #endif
   (void)by_columns;
-  for (int j = 0; j < dst.cols; ++j)
-    for (int i = 0; i < dst.rows; ++i)
-      for_each_lane(member, dst.lanes, [&](const int l) { dst(i, j, l) = src(i, j, l); });
+  team::copy(member, src, dst);
 }
 
 /// dst = src, src a packed block, dst a block whose lanes lie apart: the
