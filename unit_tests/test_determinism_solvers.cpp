@@ -586,3 +586,119 @@ TEST(DeterminismSolversDeviceForm, BatchGetrfAndGesvMatchTeamLevel) {
   for (const bool solve : {false, true})
     check_batches_against_team_level<Kokkos::DefaultExecutionSpace>(solve);
 }
+
+namespace {
+
+/// Everything the solvers write for one batch of order n on Views of
+/// Layout (their ints on IntLayout): TRSM with one and three columns,
+/// POTRF, POSV, POTRS on POTRF's factors, GETRF on random matrices (row
+/// swaps), GETRS on its factors, GESV; matrices read back, pivots and info
+/// in order.
+struct SolverOutputs {
+  std::vector<HostBatch<double>> matrices;
+  std::vector<int> ints;
+};
+
+template <class Layout, class IntLayout>
+SolverOutputs run_solvers_on(const Shape& s, const int n) {
+  using T         = double;
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  SolverOutputs out;
+  auto keep_ints = [&](const auto& v) {
+    auto h = Kokkos::create_mirror_view(v);
+    mirror_copy(h, v);
+    const index_t per = std::decay_t<decltype(v)>::rank == 2 ? index_t(v.extent(1)) : 1;
+    for (index_t b = 0; b < s.batch; ++b)
+      for (index_t k = 0; k < per; ++k) {
+        if constexpr (std::decay_t<decltype(v)>::rank == 2) out.ints.push_back(h(b, k));
+        else out.ints.push_back(h(b));
+      }
+  };
+  const HostBatch<T> dominant = dominant_batch<T>(s, n, false, 31 + n);
+  const HostBatch<T> spd      = dominant_batch<T>(s, n, true, 37 + n);
+  const HostBatch<T> random   = random_batch<T>(s.batch, n, n, 41 + n);
+  for (const int nrhs : {1, 3}) {
+    auto vA = make_view<T, Layout>("A", s.batch, n, n);
+    auto vB = make_view<T, Layout>("B", s.batch, n, nrhs);
+    fill_view(vA, dominant);
+    fill_view(vB, random_batch<T>(s.batch, n, nrhs, 43 + n + nrhs));
+    ibla::trsm(exec, Side::Left, Uplo::Lower, Op::N, Diag::NonUnit, T(1.5), vA, vB);
+    out.matrices.push_back(read_view(vB));
+  }
+  {
+    auto vA = make_view<T, Layout>("A", s.batch, n, n);
+    auto vB = make_view<T, Layout>("B", s.batch, n, 2);
+    Kokkos::View<int*, IntLayout> info("info", s.batch);
+    fill_view(vA, spd);
+    fill_view(vB, random_batch<T>(s.batch, n, 2, 47 + n));
+    ibla::posv(exec, Uplo::Lower, vA, vB, info);
+    out.matrices.push_back(read_view(vA));
+    out.matrices.push_back(read_view(vB));
+    keep_ints(info);
+    fill_view(vA, spd);
+    ibla::potrf(exec, Uplo::Upper, vA, info);
+    out.matrices.push_back(read_view(vA));
+    keep_ints(info);
+    fill_view(vB, random_batch<T>(s.batch, n, 2, 53 + n));
+    ibla::potrs(exec, Uplo::Upper, vA, vB);
+    out.matrices.push_back(read_view(vB));
+  }
+  {
+    auto vA = make_view<T, Layout>("A", s.batch, n, n);
+    auto vB = make_view<T, Layout>("B", s.batch, n, 1);
+    Kokkos::View<int**, IntLayout> ipiv("ipiv", s.batch, n);
+    Kokkos::View<int*, IntLayout> info("info", s.batch);
+    fill_view(vA, random);
+    ibla::getrf(exec, vA, ipiv, info);
+    out.matrices.push_back(read_view(vA));
+    keep_ints(ipiv);
+    keep_ints(info);
+    fill_view(vB, random_batch<T>(s.batch, n, 1, 59 + n));
+    ibla::getrs(exec, Op::T, vA, ipiv, vB);
+    out.matrices.push_back(read_view(vB));
+    fill_view(vA, random);
+    fill_view(vB, random_batch<T>(s.batch, n, 1, 61 + n));
+    ibla::gesv(exec, vA, ipiv, vB, info);
+    out.matrices.push_back(read_view(vA));
+    out.matrices.push_back(read_view(vB));
+    keep_ints(ipiv);
+    keep_ints(info);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Batch-level solvers on host copy the blocks of matrices that lie one
+// after another (LayoutRight, LayoutStride) into block-interleaved scratch,
+// pivots and info too, and run the block-interleaved kernels there
+// (pack.hpp): every output gets the bits of LayoutBlockInterleaved<8>
+// (ibla's L for such doubles). Contiguous matrices by columns
+// (LayoutStrideDenseColMajor) and by rows (LayoutRight) take the
+// transposes, their last elements read as vectors running into the next
+// matrices of the block (orders 1, 2, 3, 5: matrices of fewer elements
+// than a block's lanes, and odd counts), padded ones (LayoutStrideColMajor)
+// the gathers; 2 full blocks (the first requesting the next one's lines)
+// and a partial one.
+TEST(DeterminismAcrossLayouts, SolversOnMatricesApartGiveTheBlockInterleavedBits) {
+  if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
+    GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
+  static_assert(ibla::default_block_lanes<double, Kokkos::DefaultHostExecutionSpace> == 8);
+  using Native = ibla::LayoutBlockInterleaved<8>;
+  const Shape s(8);
+  for (const int n : {1, 2, 3, 5, 8, 13}) {
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    const SolverOutputs ref = run_solvers_on<Native, Native>(s, n);
+    for (const auto& m : ref.matrices)
+      for (const auto& x : m.data) ASSERT_TRUE(std::isfinite(x));
+    auto same = [&](const SolverOutputs& got, const char* layout) {
+      ASSERT_EQ(got.matrices.size(), ref.matrices.size());
+      for (std::size_t k = 0; k < ref.matrices.size(); ++k)
+        EXPECT_TRUE(bitwise_same(got.matrices[k], ref.matrices[k])) << layout << ", output " << k;
+      EXPECT_EQ(got.ints, ref.ints) << layout << ": pivots and info";
+    };
+    same(run_solvers_on<LayoutStrideDenseColMajor, Kokkos::LayoutRight>(s, n), "dense column-major");
+    same(run_solvers_on<Kokkos::LayoutRight, Kokkos::LayoutRight>(s, n), "LayoutRight");
+    same(run_solvers_on<LayoutStrideColMajor, Kokkos::LayoutRight>(s, n), "padded column-major");
+  }
+}

@@ -1120,46 +1120,6 @@ struct GemmBlocks {
   bool exceeds_last_level_cache = false;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-#if !IBLA_IMPL_DEVICE_PASS
-    if constexpr (lanes_apart_v<AV> || lanes_apart_v<BV> || lanes_apart_v<CV>) {
-      if (C.extent(1) * C.extent(2) > size_t(gemm_unpacked_elements)) run_packed(member, first, lanes);
-      else run(member, first, lanes);
-    } else {
-      run(member, first, lanes);
-    }
-#else
-    run(member, first, lanes);
-#endif
-  }
-
-#if !IBLA_IMPL_DEVICE_PASS
-  /// The block of matrices that lie one after another (lanes_apart_v) in
-  /// scratch, block-interleaved (pack.hpp), C's block only where it is read;
-  /// the next block's lines requested as this one's are read.
-  template <class Member, class Lanes>
-  void run_packed(const Member& member, index_t first, Lanes lanes) const {
-    constexpr int L = max_lanes<Lanes>::value;
-    const auto a    = lane_block(A, first, lanes);
-    const auto b    = lane_block(B, first, lanes);
-    const auto c    = lane_block(C, first, lanes);
-    const std::size_t a_size = std::size_t(L) * a.rows * a.cols;
-    const std::size_t b_size = std::size_t(L) * b.rows * b.cols;
-    T* const scratch = host_thread_scratch<T>(a_size + b_size + std::size_t(L) * c.rows * c.cols);
-    const auto pa = packed_block<L>(scratch, lanes, a.rows, a.cols);
-    const auto pb = packed_block<L>(scratch + a_size, lanes, b.rows, b.cols);
-    const auto pc = packed_block<L>(scratch + a_size + b_size, lanes, c.rows, c.cols);
-    const bool next_full = first + 2 * index_t(L) <= index_t(C.extent(0));
-    pack_block(member, a, pa, next_full);
-    pack_block(member, b, pb, next_full);
-    if (beta != T(0)) pack_block(member, c, pc, next_full);
-    BlockPrefetch none;
-    gemm_block(member, transA, transB, alpha, pa, pb, beta, pc, none);
-    unpack_block(pc, c);
-  }
-#endif
-
-  template <class Member, class Lanes>
-  KOKKOS_INLINE_FUNCTION void run(const Member& member, index_t first, Lanes lanes) const {
     // A block of square matrices computed as one tile (gemm_single_tile_order)
     // is read front to back, which the hardware prefetcher follows by
     // itself; the software prefetch of the whole next block, issued at once
@@ -1376,15 +1336,27 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
           }))
         return;
     }
+    // Blocks packed into scratch (pack.hpp) are in cache: the choices made
+    // for blocks read from the user's Views do not apply to them.
+    const bool packs = detail::packs_blocks_v<ExecSpace, AV, BV, CV> &&
+                       m * n > index_t(impl::gemm_unpacked_elements);
     const bool exceeds_last_level_cache =
-        is_host_space_v<ExecSpace> && impl::batch_exceeds_last_level_cache(A, B, C);
-    detail::for_each_block<L>(
-        exec, "ibla::gemm", batch, detail::problem_elements(A, B, C),
-        impl::GemmBlocks<T, AV, BV, CV>{
-            transA, transB, T(alpha), T(beta), A, B, C,
-            exceeds_last_level_cache && impl::gemm_reads_blocks_in_order_from_memory(),
-            is_host_space_v<ExecSpace> && impl::gemm_touches_pages_in_order(),
-            exceeds_last_level_cache});
+        is_host_space_v<ExecSpace> && !packs && impl::batch_exceeds_last_level_cache(A, B, C);
+    const bool touches_pages_in_order =
+        is_host_space_v<ExecSpace> && !packs && impl::gemm_touches_pages_in_order();
+    const bool from_memory =
+        exceeds_last_level_cache && impl::gemm_reads_blocks_in_order_from_memory();
+    const T alpha_t = T(alpha), beta_t = T(beta);
+    detail::for_each_block_of<L>(
+        exec, "ibla::gemm", batch, detail::problem_elements(A, B, C), packs,
+        [=](const auto& a, const auto& b, const auto& c) {
+          return impl::GemmBlocks<T, std::decay_t<decltype(a)>, std::decay_t<decltype(b)>,
+                                  std::decay_t<decltype(c)>>{
+              transA, transB, alpha_t, beta_t, a, b, c, from_memory, touches_pages_in_order,
+              exceeds_last_level_cache};
+        },
+        impl::read_only(A), impl::read_only(B),
+        beta_t != T(0) ? impl::read_written(C) : impl::written_only(C));
   }
 }
 

@@ -16,6 +16,7 @@
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
 #include <ibla/kernels/getrf.hpp>
+#include <ibla/kernels/pack.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/kernels/streaming_stores.hpp>
 #include <ibla/kernels/trsm.hpp>
@@ -508,8 +509,11 @@ struct GesvRegisterLane {
 /// again (see GesvRegisterLane), bit 1 for those that swap rows.
 /// Pivoting false: the steps without interchanges
 /// (getrf_register_steps_unpivoted), whose lanes that would swap are
-/// solved again.
-template <int N, bool Pivoting, class Member, class BA, class BP, class BB, class BI, class Index>
+/// solved again. Streamed: the pivots and info by streaming stores (see
+/// below); plain where the block is packed scratch (pack.hpp), read back
+/// at once.
+template <int N, bool Pivoting, bool Streamed, class Member, class BA, class BP, class BB, class BI,
+          class Index>
 KOKKOS_FORCEINLINE_FUNCTION void gesv_registers_host(const Member& member, const BA& A,
                                                      const BP& ipiv, const BB& B, const BI& info,
                                                      BlockPrefetch& prefetch, Index* again) {
@@ -539,9 +543,16 @@ KOKKOS_FORCEINLINE_FUNCTION void gesv_registers_host(const Member& member, const
   for (int k = 0; k < N; ++k)
     for_each_lane(member, A.lanes, [&](const int l) { pivot_rows[k][l] = int(pivots[k][l]) + 1; });
   for_each_lane(member, A.lanes, [&](const int l) { status[l] = int(statuses[l]); });
-  IBLA_IMPL_UNROLL
-  for (int k = 0; k < N; ++k) store_lanes_streaming(ipiv, k, pivot_rows[k]);
-  store_lanes_streaming(info, 0, status);
+  if constexpr (Streamed) {
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k) store_lanes_streaming(ipiv, k, pivot_rows[k]);
+    store_lanes_streaming(info, 0, status);
+  } else {
+    IBLA_IMPL_UNROLL
+    for (int k = 0; k < N; ++k)
+      for_each_lane(member, A.lanes, [&](const int l) { ipiv(k, 0, l) = pivot_rows[k][l]; });
+    for_each_lane(member, A.lanes, [&](const int l) { info(0, 0, l) = status[l]; });
+  }
 }
 #else
 // The device pass compiles no host forms.
@@ -618,7 +629,10 @@ struct GetrsBlocks {
     team_sync(member);
   }
 };
-template <int DeviceOrder, int HostOrder, class AV, class PV, class BV, class IV>
+/// Stores: gesv_host_stores, but cached where the blocks are packed into
+/// scratch (pack.hpp), whose pivots and info are read back at once.
+template <int DeviceOrder, int HostOrder, detail::HostStores Stores, class AV, class PV, class BV,
+          class IV>
 struct GesvBlocks {
   AV A;
   PV ipiv;
@@ -640,10 +654,11 @@ struct GesvBlocks {
         const auto a = lane_block(A, first, lanes);
         const auto p = lane_block(ipiv, first, lanes);
         const auto i = lane_block(info, first, lanes);
+        constexpr bool streamed = Stores == detail::HostStores::streamed;
         if (last_swapped) {
-          gesv_registers_host<HostOrder, true>(member, a, p, b, i, prefetch, again);
+          gesv_registers_host<HostOrder, true, streamed>(member, a, p, b, i, prefetch, again);
         } else {
-          gesv_registers_host<HostOrder, false>(member, a, p, b, i, prefetch, again);
+          gesv_registers_host<HostOrder, false, streamed>(member, a, p, b, i, prefetch, again);
         }
         lane_index_t<T> moved = 0;
         for (int l = 0; l < L; ++l) moved |= again[l] & 2;
@@ -694,8 +709,13 @@ void getrs(const ExecSpace& exec, Op trans, const AV& A, const PV& ipiv, const B
   if constexpr (detail::block_lanes_agree<AV, PV, BV>()) {
     if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
     constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, PV, BV>();
-    detail::for_each_block<L>(exec, "ibla::getrs", batch, detail::problem_elements(A, B),
-                              impl::GetrsBlocks<AV, PV, BV>{trans, A, ipiv, B});
+    detail::for_each_block_of<L>(
+        exec, "ibla::getrs", batch, detail::problem_elements(A, B), detail::always_pack{},
+        [=](const auto& a, const auto& p, const auto& b) {
+          return impl::GetrsBlocks<std::decay_t<decltype(a)>, std::decay_t<decltype(p)>,
+                                   std::decay_t<decltype(b)>>{trans, a, p, b};
+        },
+        impl::read_only(A), impl::read_only(ipiv), impl::read_written(B));
   }
 }
 
@@ -749,13 +769,22 @@ void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const
         return;
       }
     }
+    constexpr bool packs = detail::packs_blocks_v<ExecSpace, AV, PV, BV, IV>;
     impl::with_getrf_device_order<T, ExecSpace>(n, n, [&](auto device_order) {
-      impl::with_getrf_host_order<T, L, ExecSpace, AV>(n, n, [&](auto host_order) {
-        constexpr int host = decltype(host_order)::value;
-        detail::for_each_block<L, impl::gesv_host_stores<T, L, host>>(
-            exec, "ibla::gesv", batch, detail::problem_elements(A, B),
-            impl::GesvBlocks<decltype(device_order)::value, host, AV, PV, BV, IV>{A, ipiv, B,
-                                                                                 info});
+      using KA = detail::kernel_view_t<packs, L, AV>;
+      impl::with_getrf_host_order<T, L, ExecSpace, KA>(n, n, [&](auto host_order) {
+        constexpr int host    = decltype(host_order)::value;
+        constexpr auto stores = packs ? detail::HostStores::cached : impl::gesv_host_stores<T, L, host>;
+        detail::for_each_block_of<L, stores>(
+            exec, "ibla::gesv", batch, detail::problem_elements(A, B), detail::always_pack{},
+            [=](const auto& a, const auto& p, const auto& b, const auto& i) {
+              return impl::GesvBlocks<decltype(device_order)::value, host, stores,
+                                      std::decay_t<decltype(a)>, std::decay_t<decltype(p)>,
+                                      std::decay_t<decltype(b)>, std::decay_t<decltype(i)>>{
+                  a, p, b, i};
+            },
+            impl::read_written(A), impl::written_only(ipiv), impl::read_written(B),
+            impl::written_only(info));
       });
     });
   }

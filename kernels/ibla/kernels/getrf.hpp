@@ -39,6 +39,7 @@
 #include <ibla/core/select.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/pack.hpp>
 #include <ibla/kernels/prefetch.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/layouts/lane_block.hpp>
@@ -1907,7 +1908,10 @@ template <int HostOrder>
 inline constexpr detail::HostStores getrf_host_stores =
     HostOrder > 0 ? detail::HostStores::streamed : detail::HostStores::cached;
 
-template <int DeviceOrder, int HostOrder, class AV, class PV, class IV>
+/// Stores: getrf_host_stores<HostOrder>, but cached where the blocks are
+/// packed into scratch (pack.hpp), whose pivots and info are read back at
+/// once.
+template <int DeviceOrder, int HostOrder, detail::HostStores Stores, class AV, class PV, class IV>
 struct GetrfBlocks {
   AV A;
   PV ipiv;
@@ -1916,7 +1920,7 @@ struct GetrfBlocks {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     BlockPrefetch prefetch;
     prefetch_next_block_of_factorization(prefetch, getrf_prefetch_order, first, lanes, A);
-    constexpr bool streamed = getrf_host_stores<HostOrder> == detail::HostStores::streamed;
+    constexpr bool streamed = Stores == detail::HostStores::streamed;
     getrf_block<DeviceOrder, HostOrder, streamed>(member, lane_block(A, first, lanes),
                                                   lane_block(ipiv, first, lanes),
                                                   lane_block(info, first, lanes), prefetch);
@@ -2177,13 +2181,20 @@ void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
     if constexpr (!is_host_space_v<ExecSpace>) {
       if (impl::getrf_team_rows<T, L>(exec, A, ipiv, info)) return;
     }
+    constexpr bool packs = detail::packs_blocks_v<ExecSpace, AV, PV, IV>;
     impl::with_getrf_device_order<T, ExecSpace>(m, n, [&](auto device_order) {
-      impl::with_getrf_host_order<T, L, ExecSpace, AV>(m, n, [&](auto host_order) {
+      using KA = detail::kernel_view_t<packs, L, AV>;
+      impl::with_getrf_host_order<T, L, ExecSpace, KA>(m, n, [&](auto host_order) {
         constexpr int HostOrder = decltype(host_order)::value;
-        detail::for_each_block<L, impl::getrf_host_stores<HostOrder>>(
-            exec, "ibla::getrf", batch, detail::problem_elements(A),
-            impl::GetrfBlocks<decltype(device_order)::value, HostOrder, AV, PV, IV>{A, ipiv,
-                                                                                   info});
+        constexpr auto stores   = packs ? detail::HostStores::cached : impl::getrf_host_stores<HostOrder>;
+        detail::for_each_block_of<L, stores>(
+            exec, "ibla::getrf", batch, detail::problem_elements(A), detail::always_pack{},
+            [=](const auto& a, const auto& p, const auto& i) {
+              return impl::GetrfBlocks<decltype(device_order)::value, HostOrder, stores,
+                                       std::decay_t<decltype(a)>, std::decay_t<decltype(p)>,
+                                       std::decay_t<decltype(i)>>{a, p, i};
+            },
+            impl::read_written(A), impl::written_only(ipiv), impl::written_only(info));
       });
     });
   }

@@ -1,16 +1,18 @@
 // Host batch-level kernels on Views whose matrices lie one after another
 // (LayoutRight, LayoutStride: lanes_apart_v) copy each block into this
 // thread's scratch in block-interleaved order, run the kernel of the
-// block-interleaved layouts there, and copy the outputs back. Run on such
-// Views directly, every vector of a block's lanes was a gather and every
-// store a scatter, and the vector forms fixed at compile time (the
-// register tiles, the fixed orders), which need the block-interleaved
-// strides, did not apply: GEMM on column-major matrices one after another
-// in a LayoutStride View took 1907 us at n = 8 and 82 ms at n = 32, where
-// LIBXSMM took 349 us and 10.3 ms on the same storage (flushed, 10^4
-// problems, 2 threads, AMD EPYC Zen 4; packed: see gemm_unpacked_elements).
-// A block packed this way gives the same bits as the block-interleaved
-// layout of the same L.
+// block-interleaved layouts there, and copy the outputs back
+// (for_each_block_of, PackedBlocks). Run on such Views directly, every
+// vector of a block's lanes was a gather and every store a scatter, and the
+// vector forms fixed at compile time (the register tiles, the fixed
+// orders), which need the block-interleaved strides, did not apply: GEMM on
+// column-major matrices one after another in a LayoutStride View took
+// 1907 us at n = 8 and 82 ms at n = 32, where LIBXSMM took 349 us and
+// 10.3 ms on the same storage (flushed, 10^4 problems, 2 threads, AMD EPYC
+// Zen 4; packed: see gemm_unpacked_elements). A block packed this way gives
+// the same bits as the block-interleaved layout of the same L, and every
+// operation on such Views runs the kernels already compiled for that
+// layout, not a second set with runtime lane strides.
 // Device kernels keep the Views as they are: there a lane is a thread.
 #pragma once
 
@@ -19,13 +21,21 @@
 #include <ibla/kernels/convert.hpp>
 #include <ibla/kernels/prefetch.hpp>
 #include <ibla/layouts/lane_block.hpp>
+#include <ibla/layouts/layouts.hpp>
+
+#include <Kokkos_Core.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <type_traits>
 #include <utility>
+
+#if defined(__AVX512F__) && !IBLA_IMPL_DEVICE_PASS
+#include <immintrin.h>
+#endif
 
 namespace ibla {
 namespace impl {
@@ -93,6 +103,61 @@ KOKKOS_FORCEINLINE_FUNCTION void transpose_rows(typename lane_vector<T, W>::type
     transpose_rows<T, W, 2 * D>(r);
   }
 }
+
+/// The first count (< W) values at p as a vector, the others zero; reads
+/// nothing past them (another thread may be writing there). AVX-512 masked
+/// loads; elsewhere element by element (a loop GCC does not turn into a
+/// call of memcpy, as it did a loop to count).
+template <class T, int W>
+KOKKOS_FORCEINLINE_FUNCTION typename lane_vector<T, W>::type load_first(const T* p,
+                                                                       const int count) {
+  using V = typename lane_vector<T, W>::type;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64 && sizeof(T) == 8) {
+    return (V)_mm512_maskz_loadu_pd(__mmask8((1u << count) - 1), p);
+  } else if constexpr (sizeof(V) == 64 && sizeof(T) == 4) {
+    return (V)_mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p);
+  }
+#endif
+#if defined(__AVX512VL__)
+  if constexpr (sizeof(V) == 32 && sizeof(T) == 8) {
+    return (V)_mm256_maskz_loadu_pd(__mmask8((1u << count) - 1), p);
+  } else if constexpr (sizeof(V) == 32 && sizeof(T) == 4) {
+    return (V)_mm256_maskz_loadu_ps(__mmask8((1u << count) - 1), p);
+  }
+#endif
+  V v{};
+  for (int e = 0; e < W; ++e)
+    if (e < count) v[e] = p[e];
+  return v;
+}
+
+/// p[0, count) = the first count (< W) values of v; writes nothing past them.
+template <class T, int W>
+KOKKOS_FORCEINLINE_FUNCTION void store_first(T* p, const typename lane_vector<T, W>::type& v,
+                                             const int count) {
+  using V = typename lane_vector<T, W>::type;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64 && sizeof(T) == 8) {
+    _mm512_mask_storeu_pd(p, __mmask8((1u << count) - 1), (__m512d)v);
+    return;
+  } else if constexpr (sizeof(V) == 64 && sizeof(T) == 4) {
+    _mm512_mask_storeu_ps(p, __mmask16((1u << count) - 1), (__m512)v);
+    return;
+  }
+#endif
+#if defined(__AVX512VL__)
+  if constexpr (sizeof(V) == 32 && sizeof(T) == 8) {
+    _mm256_mask_storeu_pd(p, __mmask8((1u << count) - 1), (__m256d)v);
+    return;
+  } else if constexpr (sizeof(V) == 32 && sizeof(T) == 4) {
+    _mm256_mask_storeu_ps(p, __mmask8((1u << count) - 1), (__m256)v);
+    return;
+  }
+#endif
+  for (int e = 0; e < W; ++e)
+    if (e < count) p[e] = v[e];
+}
 #define IBLA_IMPL_PACK_BY_TRANSPOSES 1
 #else
 #define IBLA_IMPL_PACK_BY_TRANSPOSES 0
@@ -125,18 +190,21 @@ KOKKOS_FORCEINLINE_FUNCTION bool matrices_contiguous(const B& b, bool& by_column
 }
 
 /// dst = src, src a block whose lanes lie apart, dst a packed block
-/// (packed_block). A full block of matrices each stored contiguously: L
+/// (pack_operand). A full block of matrices each stored contiguously: L
 /// consecutive elements of each of the L matrices read as vectors and
 /// transposed in registers, every line read used at once; else (the
 /// partial last block, other strides) team::copy: each element's lanes in
-/// one vector loop (a gather). request_next: the transposes also request into L2 the
-/// lines of the next L matrices of src that they will read for the next
-/// block, as they read this one's: the lanes of a block lie a matrix apart,
-/// which the hardware prefetcher did not follow from memory (GEMM n = 8,
-/// 10^4 problems, 2 threads, flushed: about 2.8x LIBXSMM's time without).
+/// one vector loop (a gather). next_full: a full block of src follows this
+/// one. Then the transposes also request into L2 the lines of the next L
+/// matrices of src that they will read for the next block, as they read
+/// this one's: the lanes of a block lie a matrix apart, which the hardware
+/// prefetcher did not follow from memory (GEMM n = 8, 10^4 problems, 2
+/// threads, flushed: about 2.8x LIBXSMM's time without). The last elements
+/// of each matrix, fewer than L (all of them where a matrix has fewer than
+/// L), are transposed too, read by load_first.
 template <class Member, class BS, class BD>
 KOKKOS_FORCEINLINE_FUNCTION void pack_block(const Member& member, const BS& src, const BD& dst,
-                                            const bool request_next = false) {
+                                            const bool next_full = false) {
   using T         = std::remove_const_t<typename BS::value_type>;
   constexpr int L = fixed_lanes<typename BD::lane_count>::value;
   bool by_columns = true;
@@ -145,22 +213,22 @@ KOKKOS_FORCEINLINE_FUNCTION void pack_block(const Member& member, const BS& src,
     if (matrices_contiguous(src, by_columns)) {
       using V          = typename lane_vector<T, L>::type;
       const index_t n  = index_t(src.rows) * src.cols;
-      const index_t whole = n - n % L;
       StorageOrder at{src.rows, src.cols, by_columns};
-      const index_t next = request_next ? index_t(L) * index_t(value_of(src.ls)) : 0;
-      for (index_t e0 = 0; e0 < whole; e0 += L) {
+      const index_t next = next_full ? index_t(L) * index_t(value_of(src.ls)) : 0;
+      for (index_t e0 = 0; e0 < n; e0 += L) {
+        const int rows = n - e0 < L ? int(n - e0) : L;
         V r[L];
-        for (int l = 0; l < L; ++l) std::memcpy(&r[l], &src(0, 0, l) + e0, sizeof(V));
-        if (request_next)
+        if (rows == L) {
+          for (int l = 0; l < L; ++l) std::memcpy(&r[l], &src(0, 0, l) + e0, sizeof(V));
+        } else {
+          for (int l = 0; l < L; ++l) r[l] = load_first<T, L>(&src(0, 0, l) + e0, rows);
+        }
+        if (next_full)
           for (int l = 0; l < L; ++l)
             for (int o = 0; o < int(sizeof(V)); o += int(BlockPrefetch::line))
               PrefetchLine{}(reinterpret_cast<const char*>(&src(0, 0, l) + e0 + next) + o);
         transpose_rows<T, L>(r);
-        for (int k = 0; k < L; ++k, at.next()) std::memcpy(dst.ptr(at.i, at.j), &r[k], sizeof(V));
-      }
-      for (index_t e = whole; e < n; ++e, at.next()) {
-        const int i = at.i, j = at.j;
-        for_each_lane(member, dst.lanes, [&](const int l) { dst(i, j, l) = src(i, j, l); });
+        for (int k = 0; k < rows; ++k, at.next()) std::memcpy(dst.ptr(at.i, at.j), &r[k], sizeof(V));
       }
       return;
     }
@@ -171,8 +239,9 @@ KOKKOS_FORCEINLINE_FUNCTION void pack_block(const Member& member, const BS& src,
 }
 
 /// dst = src, src a packed block, dst a block whose lanes lie apart: the
-/// transposes of pack_block the other way; else a matrix at a time, so
-/// that the stores go to one matrix's lines after another.
+/// transposes of pack_block the other way, the last elements of each
+/// matrix, fewer than L, by store_first; else a matrix at a time, so that
+/// the stores go to one matrix's lines after another.
 template <class BS, class BD>
 KOKKOS_FORCEINLINE_FUNCTION void unpack_block(const BS& src, const BD& dst) {
   using T         = std::remove_const_t<typename BS::value_type>;
@@ -181,18 +250,27 @@ KOKKOS_FORCEINLINE_FUNCTION void unpack_block(const BS& src, const BD& dst) {
 #if IBLA_IMPL_PACK_BY_TRANSPOSES
   if constexpr (L > 1 && (L & (L - 1)) == 0) {
     if (matrices_contiguous(dst, by_columns)) {
-      using V             = typename lane_vector<T, L>::type;
-      const index_t n     = index_t(dst.rows) * dst.cols;
-      const index_t whole = n - n % L;
+      using V         = typename lane_vector<T, L>::type;
+      const index_t n = index_t(dst.rows) * dst.cols;
       StorageOrder at{dst.rows, dst.cols, by_columns};
-      for (index_t e0 = 0; e0 < whole; e0 += L) {
+      for (index_t e0 = 0; e0 < n; e0 += L) {
+        const int rows = n - e0 < L ? int(n - e0) : L;
         V r[L];
-        for (int k = 0; k < L; ++k, at.next()) std::memcpy(&r[k], src.ptr(at.i, at.j), sizeof(V));
+        for (int k = 0; k < L; ++k) {
+          if (k < rows) {
+            std::memcpy(&r[k], src.ptr(at.i, at.j), sizeof(V));
+            at.next();
+          } else {
+            r[k] = V{};
+          }
+        }
         transpose_rows<T, L>(r);
-        for (int l = 0; l < L; ++l) std::memcpy(&dst(0, 0, l) + e0, &r[l], sizeof(V));
+        if (rows == L) {
+          for (int l = 0; l < L; ++l) std::memcpy(&dst(0, 0, l) + e0, &r[l], sizeof(V));
+        } else {
+          for (int l = 0; l < L; ++l) store_first<T, L>(&dst(0, 0, l) + e0, r[l], rows);
+        }
       }
-      for (index_t e = whole; e < n; ++e, at.next())
-        for (int l = 0; l < L; ++l) dst(at.i, at.j, l) = src(at.i, at.j, l);
       return;
     }
   }
@@ -205,5 +283,155 @@ KOKKOS_FORCEINLINE_FUNCTION void unpack_block(const BS& src, const BD& dst) {
 }
 #endif
 
+/// An operand of a batch-level kernel that for_each_block_of may pack:
+/// the user's View, whether the kernel reads it (copied into scratch first)
+/// and whether it writes it (copied back after).
+template <class V>
+struct BlockOperand {
+  V view;
+  bool read;
+  bool written;
+};
+template <class V>
+BlockOperand<V> read_only(const V& v) {
+  return {v, true, false};
+}
+template <class V>
+BlockOperand<V> written_only(const V& v) {
+  return {v, false, true};
+}
+template <class V>
+BlockOperand<V> read_written(const V& v) {
+  return {v, true, true};
+}
+
+/// The View over scratch that a block of V is packed into: L matrices
+/// (one block) of LayoutBlockInterleaved<L>. Not const, so that the kernels
+/// it reaches are those of a user's block-interleaved Views.
+template <int L, class V>
+using packed_view_t = Kokkos::View<typename V::non_const_data_type, LayoutBlockInterleaved<L>,
+                                   Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+
+/// Bytes of scratch a block of v takes packed, whole cache lines.
+template <int L, class V>
+std::size_t packed_bytes(const V& v) {
+  constexpr std::size_t line = 64;
+  std::size_t elements       = std::size_t(L);
+  for (unsigned r = 1; r < unsigned(V::rank); ++r) elements *= std::size_t(v.extent(r));
+  const std::size_t bytes = elements * sizeof(typename V::value_type);
+  return (bytes + line - 1) / line * line;
+}
+
+#if !IBLA_IMPL_DEVICE_PASS
+/// The packed View of v's block over the scratch at `at` (advanced past
+/// it), filled from the user's block [first, first + lanes) where the
+/// kernel reads it.
+template <int L, class Member, class V, class Lanes>
+packed_view_t<L, V> pack_operand(const Member& member, const BlockOperand<V>& op, index_t first,
+                                 Lanes lanes, unsigned char*& at, const bool next_full) {
+  using P = packed_view_t<L, V>;
+  using T = typename P::value_type;
+  T* const data = reinterpret_cast<T*>(at);
+  at += packed_bytes<L>(op.view);
+  const P packed = [&] {
+    if constexpr (V::rank == 1) return P(data, L);
+    else if constexpr (V::rank == 2) return P(data, L, op.view.extent(1));
+    else return P(data, L, op.view.extent(1), op.view.extent(2));
+  }();
+  if (op.read) pack_block(member, lane_block(op.view, first, lanes), lane_block(packed, 0, lanes),
+                          next_full);
+  return packed;
+}
+#endif
+
+/// The batch-level functor of for_each_block_of on host: each block of the
+/// operands packed into this thread's scratch (BlockOperand::read), the
+/// kernel's own block functor, make(packed Views...), run on it as block 0
+/// of a batch of L, the written operands copied back.
+template <int L, class Make, class... V>
+struct PackedBlocks {
+  Make make;
+  std::tuple<BlockOperand<V>...> operands;
+  index_t batch;
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
+#if !IBLA_IMPL_DEVICE_PASS
+    std::apply([&](const auto&... op) { run(member, first, lanes, op...); }, operands);
+#else
+    (void)member, (void)first, (void)lanes;
+#endif
+  }
+
+#if !IBLA_IMPL_DEVICE_PASS
+  template <class Member, class Lanes>
+  void run(const Member& member, index_t first, Lanes lanes, const BlockOperand<V>&... op) const {
+    unsigned char* at = host_thread_scratch<unsigned char>((std::size_t(0) + ... + packed_bytes<L>(op.view)));
+    // The next block's lines are requested as this one's are read, where
+    // the next block is a full one (pack_block).
+    const bool next_full = first + 2 * index_t(L) <= batch;
+    // Braces: the operands are packed in order.
+    const std::tuple<packed_view_t<L, V>...> packed{
+        pack_operand<L>(member, op, first, lanes, at, next_full)...};
+    std::apply(
+        [&](const auto&... p) {
+          make(p...)(member, index_t(0), lanes);
+          ((op.written ? unpack_block(lane_block(p, 0, lanes), lane_block(op.view, first, lanes))
+                       : void()),
+           ...);
+        },
+        packed);
+  }
+#endif
+};
+
 }  // namespace impl
+}  // namespace ibla
+
+namespace ibla {
+namespace detail {
+
+/// Whether batch-level kernels on ExecSpace pack blocks of these Views
+/// (pack.hpp): on host, where one of them holds its lanes apart.
+template <class ExecSpace, class... V>
+inline constexpr bool packs_blocks_v = is_host_space_v<ExecSpace> && (lanes_apart_v<V> || ...);
+
+/// The View type a batch-level kernel sees for an operand of type V: its
+/// packed View where the call packs (Packs: packs_blocks_v of the call's
+/// Views), else V. For the choices an operation makes from its Views'
+/// types (the kernels of one order, see with_trsm_host_order).
+template <bool Packs, int L, class V>
+using kernel_view_t = std::conditional_t<Packs, impl::packed_view_t<L, V>, V>;
+
+/// Pass as for_each_block_of's pack: every block of Views that hold their
+/// lanes apart is packed, and the kernels on such Views themselves are not
+/// compiled (each operation's set of them, every order, with runtime lane
+/// strides: the six operations on LayoutStride Views took ibla_bench's
+/// build from about 6 to 21 minutes on 2 cores).
+using always_pack = std::true_type;
+
+/// for_each_block over the block functor make(views...) returns, the Views
+/// being operands' (BlockOperand): on host, where one of them holds its
+/// lanes apart and pack is true (a bool, or always_pack), each block is
+/// packed into scratch and make is called with the packed Views
+/// (PackedBlocks), whose kernels store through the cache (Stores does not
+/// apply); else make(operands' Views).
+template <int L, HostStores Stores = HostStores::cached, class ExecSpace, class Pack, class Make,
+          class... V>
+void for_each_block_of(const ExecSpace& exec, const char* label, index_t batch,
+                       index_t elements_per_problem, const Pack pack, const Make& make,
+                       const impl::BlockOperand<V>&... operands) {
+  static_assert(std::is_same<Pack, bool>::value || std::is_same<Pack, always_pack>::value,
+                "pack: a bool, or always_pack");
+  if constexpr (packs_blocks_v<ExecSpace, V...>) {
+    if (bool(pack)) {
+      for_each_block<L>(exec, label, batch, elements_per_problem,
+                        impl::PackedBlocks<L, Make, V...>{make, {operands...}, batch});
+      return;
+    }
+  }
+  if constexpr (!(packs_blocks_v<ExecSpace, V...> && std::is_same<Pack, always_pack>::value))
+    for_each_block<L, Stores>(exec, label, batch, elements_per_problem, make(operands.view...));
+}
+
+}  // namespace detail
 }  // namespace ibla

@@ -12,6 +12,7 @@
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/pack.hpp>
 #include <ibla/kernels/potrf.hpp>
 #include <ibla/kernels/trsm.hpp>
 #include <ibla/layouts/lane_block.hpp>
@@ -286,12 +287,24 @@ void potrs(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B) {
     if (A.extent(1) == 0 || (BV::rank == 3 && B.extent(2) == 0)) return;
     constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV>();
     const index_t batch = index_t(A.extent(0));
-    if (index_t(A.extent(1)) > impl::potrs_prefetch_order) {
-      detail::for_each_block<L>(exec, "ibla::potrs", batch, detail::problem_elements(A, B),
-                                impl::PotrsBlocks<AV, BV, true>{uplo, A, B});
+    // Blocks packed into scratch (pack.hpp) are requested as they are
+    // packed: their kernel requests nothing ahead.
+    constexpr bool packs = detail::packs_blocks_v<ExecSpace, AV, BV>;
+    auto solve           = [&](auto prefetch) {
+      detail::for_each_block_of<L>(
+          exec, "ibla::potrs", batch, detail::problem_elements(A, B), detail::always_pack{},
+          [=](const auto& a, const auto& b) {
+            return impl::PotrsBlocks<std::decay_t<decltype(a)>, std::decay_t<decltype(b)>,
+                                     decltype(prefetch)::value>{uplo, a, b};
+          },
+          impl::read_only(A), impl::read_written(B));
+    };
+    if constexpr (packs) {
+      solve(std::false_type{});
+    } else if (index_t(A.extent(1)) > impl::potrs_prefetch_order) {
+      solve(std::true_type{});
     } else {
-      detail::for_each_block<L>(exec, "ibla::potrs", batch, detail::problem_elements(A, B),
-                                impl::PotrsBlocks<AV, BV, false>{uplo, A, B});
+      solve(std::false_type{});
     }
   }
 }
@@ -324,8 +337,13 @@ void posv(const ExecSpace& exec, Uplo uplo, const AV& A, const BV& B, const IV& 
 
   if constexpr (detail::block_lanes_agree<AV, BV, IV>()) {
     constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, BV, IV>();
-    detail::for_each_block<L>(exec, "ibla::posv", batch, detail::problem_elements(A, B),
-                              impl::PosvBlocks<AV, BV, IV>{uplo, A, B, info});
+    detail::for_each_block_of<L>(
+        exec, "ibla::posv", batch, detail::problem_elements(A, B), detail::always_pack{},
+        [=](const auto& a, const auto& b, const auto& i) {
+          return impl::PosvBlocks<std::decay_t<decltype(a)>, std::decay_t<decltype(b)>,
+                                  std::decay_t<decltype(i)>>{uplo, a, b, i};
+        },
+        impl::read_written(A), impl::read_written(B), impl::written_only(info));
   }
 }
 

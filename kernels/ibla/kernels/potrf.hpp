@@ -28,6 +28,7 @@
 #include <ibla/core/square_root.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/pack.hpp>
 #include <ibla/kernels/prefetch.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/layouts/lane_block.hpp>
@@ -582,8 +583,13 @@ void potrf(const ExecSpace& exec, Uplo uplo, const AV& A, const IV& info) {
 
   if constexpr (detail::block_lanes_agree<AV, IV>()) {
     constexpr int L = detail::choose_block_lanes<T, ExecSpace, AV, IV>();
-    detail::for_each_block<L>(exec, "ibla::potrf", batch, detail::problem_elements(A),
-                              impl::PotrfBlocks<AV, IV>{uplo, A, info});
+    detail::for_each_block_of<L>(
+        exec, "ibla::potrf", batch, detail::problem_elements(A), detail::always_pack{},
+        [=](const auto& a, const auto& i) {
+          return impl::PotrfBlocks<std::decay_t<decltype(a)>, std::decay_t<decltype(i)>>{uplo, a,
+                                                                                          i};
+        },
+        impl::read_written(A), impl::written_only(info));
   }
 }
 

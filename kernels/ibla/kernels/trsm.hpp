@@ -26,6 +26,7 @@
 #include <ibla/core/select.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/dispatch.hpp>
+#include <ibla/kernels/pack.hpp>
 #include <ibla/kernels/prefetch.hpp>
 #include <ibla/kernels/static_switch.hpp>
 #include <ibla/layouts/lane_block.hpp>
@@ -1327,14 +1328,22 @@ void trsm(const ExecSpace& exec, Side side, Uplo uplo, Op trans, Diag diag, cons
 
   if constexpr (detail::block_lanes_agree<BV, AV>()) {
     if (m == 0 || nrhs == 0) return;
-    constexpr int L = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
-    impl::with_trsm_host_order<T, L, ExecSpace, AV>(side, m, [&](auto order) {
-      detail::for_each_block<L>(
-          exec, "ibla::trsm", batch, detail::problem_elements(A, B),
-          impl::TrsmBlocks<T, AV, BV, decltype(order)::value>{
-              side, uplo, trans, diag, T(alpha), A, B,
-              is_host_space_v<ExecSpace> ? impl::trsm_one_column_unrequested_order() : 0});
-    });
+    constexpr int L     = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
+    constexpr bool packs = detail::packs_blocks_v<ExecSpace, AV, BV>;
+    const T alpha_t      = T(alpha);
+    const int one_column_unrequested =
+        is_host_space_v<ExecSpace> ? impl::trsm_one_column_unrequested_order() : 0;
+    impl::with_trsm_host_order<T, L, ExecSpace, detail::kernel_view_t<packs, L, AV>>(
+        side, m, [&](auto order) {
+          detail::for_each_block_of<L>(
+              exec, "ibla::trsm", batch, detail::problem_elements(A, B), detail::always_pack{},
+              [=](const auto& a, const auto& b) {
+                return impl::TrsmBlocks<T, std::decay_t<decltype(a)>, std::decay_t<decltype(b)>,
+                                        decltype(order)::value>{
+                    side, uplo, trans, diag, alpha_t, a, b, one_column_unrequested};
+              },
+              impl::read_only(A), impl::read_written(B));
+        });
   }
 }
 

@@ -263,16 +263,4 @@ inline constexpr bool lanes_apart_v =
     std::is_same<typename lane_layout_traits<typename View::array_layout>::lane_stride_type,
                  index_t>::value;
 
-/// A block of `lanes` (at most L) matrices of rows x cols stored at data in
-/// the order of a LayoutBlockInterleaved<L> block: the same type and strides
-/// as lane_block of such a View gives (lanes contiguous, rows L apart,
-/// columns rows * L apart), for a kernel that copies a block of another
-/// layout into scratch first (see pack_block). data holds L * rows * cols
-/// elements.
-template <int L, class T, class LaneCount>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, LaneCount, unit_stride, std::integral_constant<index_t, L>>
-packed_block(T* data, LaneCount lanes, int rows, int cols) {
-  return {data, {}, index_t(rows) * L, {}, lanes, rows, cols};
-}
-
 }  // namespace ibla
