@@ -255,16 +255,13 @@ struct IblaConvert final : Impl<T> {
 
 /// ibla called on the user's strided storage itself, nothing converted: the
 /// same group as ibla+conv (a user who keeps that storage picks the faster
-/// of the two). GEMM only: on host it copies each block into
-/// block-interleaved scratch and back (kernels/ibla/kernels/pack.hpp). The
-/// other operations run on such Views with a gather for every vector of
-/// lanes; all six compiled for LayoutStride in this unit took the
-/// benchmark's build from about 6 to 21 minutes on 2 cores, so they are
-/// reported absent here and ibla+conv<L> stands for them, though called
-/// on the strided Views they were faster than it up to n = 8 in that build
-/// (10^4 problems, flushed, microseconds: POTRF n = 8 525 against 898,
-/// TRSM nrhs = 1 436 against 609, GETRF n = 4 64 against 132; GESV n = 8
-/// 1075 against 778).
+/// of the two). On host every operation copies each block into
+/// block-interleaved scratch and back (kernels/ibla/kernels/pack.hpp) and
+/// runs the kernels of LayoutBlockInterleaved<L> for the L of 64 bytes,
+/// which impl_ibla_one_vector.cpp, the unit that instantiates this, has
+/// compiled already: when the operations on LayoutStride Views gathered
+/// their lanes instead, all six in a unit of their own took the benchmark's
+/// build from about 6 to 21 minutes on 2 cores.
 template <class T>
 struct IblaOnStrided final : Impl<T> {
   const HostProblem<T>* in = nullptr;
@@ -273,7 +270,7 @@ struct IblaOnStrided final : Impl<T> {
   std::string group() const override { return "ibla+conv"; }
   std::string name() const override { return "ibla<strided>"; }
   std::string absent(const Case& c) const override {
-    return c.op == OpKind::gemm ? "" : "measured for GEMM only (compile time)";
+    return ibla_has(c.op) ? "" : "kernel not in this tree yet";
   }
   void setup(const HostProblem<T>& input) override {
     in = &input;
@@ -281,17 +278,61 @@ struct IblaOnStrided final : Impl<T> {
   }
   void restore() override { copy_operands(*in, user); }
   void spans(std::vector<Span>& out) const override {
-    for (const auto* b : {&user.A, &user.B, &user.C}) out.push_back({b->data(), b->bytes()});
+    out.push_back({user.A.data(), user.A.bytes()});
+    if (user.has_B()) out.push_back({user.B.data(), user.B.bytes()});
+    if (user.has_C()) out.push_back({user.C.data(), user.C.bytes()});
+    if (user.has_ipiv()) out.push_back({user.ipiv.data(), user.ipiv.bytes()});
+    if (user.has_info()) out.push_back({user.info.data(), user.info.bytes()});
   }
   void run() override {
     const Case& c = user.c;
-    ibla::gemm(exec, ibla::Op::N, ibla::Op::N, T(gemm_alpha), strided(user.A.data(), c.batch, c.n, c.n),
-               strided(user.B.data(), c.batch, c.n, c.n), T(gemm_beta),
-               strided(user.C.data(), c.batch, c.n, c.n));
+    const auto A  = strided(user.A.data(), c.batch, c.n, c.n);
+    switch (c.op) {
+      case OpKind::gemm:
+        ibla::gemm(exec, ibla::Op::N, ibla::Op::N, T(gemm_alpha), A,
+                   strided(user.B.data(), c.batch, c.n, c.n), T(gemm_beta),
+                   strided(user.C.data(), c.batch, c.n, c.n));
+        break;
+#ifdef IBLA_BENCH_HAS_TRSM
+      case OpKind::trsm:
+        ibla::trsm(exec, ibla::Side::Left, ibla::Uplo::Lower, ibla::Op::N, ibla::Diag::NonUnit,
+                   T(trsm_alpha), A, strided(user.B.data(), c.batch, c.n, user.b_cols()));
+        break;
+#endif
+#ifdef IBLA_BENCH_HAS_POTRF
+      case OpKind::potrf:
+        ibla::potrf(exec, ibla::Uplo::Lower, A, strided1(user.info.data(), c.batch));
+        break;
+#endif
+#ifdef IBLA_BENCH_HAS_GETRF
+      case OpKind::getrf:
+        ibla::getrf(exec, A, strided2(user.ipiv.data(), c.batch, c.n),
+                    strided1(user.info.data(), c.batch));
+        break;
+#endif
+#ifdef IBLA_BENCH_HAS_POSV
+      case OpKind::posv:
+        ibla::posv(exec, ibla::Uplo::Lower, A, strided(user.B.data(), c.batch, c.n, user.b_cols()),
+                   strided1(user.info.data(), c.batch));
+        break;
+#endif
+#ifdef IBLA_BENCH_HAS_GESV
+      case OpKind::gesv:
+        ibla::gesv(exec, A, strided2(user.ipiv.data(), c.batch, c.n),
+                   strided(user.B.data(), c.batch, c.n, user.b_cols()),
+                   strided1(user.info.data(), c.batch));
+        break;
+#endif
+      default: break;
+    }
     exec.fence();
   }
   void fetch(HostProblem<T>& out) override {
-    parallel_copy(out.C.data(), user.C.data(), user.C.bytes());  // GEMM's output
+    parallel_copy(out.A.data(), user.A.data(), user.A.bytes());
+    if (user.has_B()) parallel_copy(out.B.data(), user.B.data(), user.B.bytes());
+    if (user.has_C()) parallel_copy(out.C.data(), user.C.data(), user.C.bytes());
+    if (user.has_ipiv()) parallel_copy(out.ipiv.data(), user.ipiv.data(), user.ipiv.bytes());
+    if (user.has_info()) parallel_copy(out.info.data(), user.info.data(), user.info.bytes());
   }
   void teardown() override { user = HostProblem<T>(); }
 };

@@ -1,18 +1,19 @@
-// ibla on blocks of 64 bytes of lanes (see impl_ibla.hpp), and the factory
-// that gathers every block size.
+// ibla on blocks of 64 bytes of lanes (see impl_ibla.hpp), ibla on the
+// user's strided storage (IblaOnStrided, whose packed blocks run the same
+// kernels), and the factory that gathers every block size.
 #include "impl_ibla.hpp"
 
 namespace bench {
 
 template void add_ibla_blocks<float, 64>(ImplList<float>&);
 template void add_ibla_blocks<double, 64>(ImplList<double>&);
+template void add_ibla_on_strided<float>(ImplList<float>&);
+template void add_ibla_on_strided<double>(ImplList<double>&);
 // Instantiated in impl_ibla_two_vectors.cpp: without these declarations the
 // factory below compiled the 128-byte kernels here a second time (this unit
 // took twice as long as the other block sizes').
 extern template void add_ibla_blocks<float, 128>(ImplList<float>&);
 extern template void add_ibla_blocks<double, 128>(ImplList<double>&);
-extern template void add_ibla_on_strided<float>(ImplList<float>&);
-extern template void add_ibla_on_strided<double>(ImplList<double>&);
 
 std::string ibla_ops_available() {
   std::string s = "gemm";
@@ -27,6 +28,7 @@ template <class T>
 void add_ibla(ImplList<T>& out) {
 #ifdef IBLA_BENCH_CHECK_ONLY
   add_ibla_blocks<T, 64>(out);
+  add_ibla_on_strided<T>(out);
 #else
   add_ibla_register_blocks<T>(out);
   add_ibla_blocks<T, 64>(out);
