@@ -177,6 +177,24 @@ struct NativeSet {
   }
 };
 
+/// The spans of every operand of a problem in the user's strided storage.
+template <class T>
+void add_spans(const HostProblem<T>& p, std::vector<Span>& out) {
+  out.push_back({p.A.data(), p.A.bytes()});
+  if (p.has_B()) out.push_back({p.B.data(), p.B.bytes()});
+  if (p.has_C()) out.push_back({p.C.data(), p.C.bytes()});
+  if (p.has_ipiv()) out.push_back({p.ipiv.data(), p.ipiv.bytes()});
+  if (p.has_info()) out.push_back({p.info.data(), p.info.bytes()});
+}
+
+/// to = from, every operand, outputs included (copy_operands: the inputs).
+template <class T>
+void copy_all(const HostProblem<T>& from, HostProblem<T>& to) {
+  copy_operands(from, to);
+  if (from.has_ipiv()) parallel_copy(to.ipiv.data(), from.ipiv.data(), from.ipiv.bytes());
+  if (from.has_info()) parallel_copy(to.info.data(), from.info.data(), from.info.bytes());
+}
+
 template <class T, unsigned L>
 struct IblaNative final : Impl<T> {
   const HostProblem<T>* in = nullptr;
@@ -230,11 +248,7 @@ struct IblaConvert final : Impl<T> {
   }
   void restore() override { copy_operands(*in, user); }
   void spans(std::vector<Span>& out) const override {
-    out.push_back({user.A.data(), user.A.bytes()});
-    if (user.has_B()) out.push_back({user.B.data(), user.B.bytes()});
-    if (user.has_C()) out.push_back({user.C.data(), user.C.bytes()});
-    if (user.has_ipiv()) out.push_back({user.ipiv.data(), user.ipiv.bytes()});
-    if (user.has_info()) out.push_back({user.info.data(), user.info.bytes()});
+    add_spans(user, out);
     scratch.spans(out);
   }
   void run() override {
@@ -244,11 +258,7 @@ struct IblaConvert final : Impl<T> {
     exec.fence();
   }
   void fetch(HostProblem<T>& out) override {
-    parallel_copy(out.A.data(), user.A.data(), user.A.bytes());
-    if (user.has_B()) parallel_copy(out.B.data(), user.B.data(), user.B.bytes());
-    if (user.has_C()) parallel_copy(out.C.data(), user.C.data(), user.C.bytes());
-    if (user.has_ipiv()) parallel_copy(out.ipiv.data(), user.ipiv.data(), user.ipiv.bytes());
-    if (user.has_info()) parallel_copy(out.info.data(), user.info.data(), user.info.bytes());
+    copy_all(user, out);
   }
   void teardown() override { user = HostProblem<T>(), scratch = NativeSet<T, L>(); }
 };
@@ -278,11 +288,7 @@ struct IblaOnStrided final : Impl<T> {
   }
   void restore() override { copy_operands(*in, user); }
   void spans(std::vector<Span>& out) const override {
-    out.push_back({user.A.data(), user.A.bytes()});
-    if (user.has_B()) out.push_back({user.B.data(), user.B.bytes()});
-    if (user.has_C()) out.push_back({user.C.data(), user.C.bytes()});
-    if (user.has_ipiv()) out.push_back({user.ipiv.data(), user.ipiv.bytes()});
-    if (user.has_info()) out.push_back({user.info.data(), user.info.bytes()});
+    add_spans(user, out);
   }
   void run() override {
     const Case& c = user.c;
@@ -328,11 +334,7 @@ struct IblaOnStrided final : Impl<T> {
     exec.fence();
   }
   void fetch(HostProblem<T>& out) override {
-    parallel_copy(out.A.data(), user.A.data(), user.A.bytes());
-    if (user.has_B()) parallel_copy(out.B.data(), user.B.data(), user.B.bytes());
-    if (user.has_C()) parallel_copy(out.C.data(), user.C.data(), user.C.bytes());
-    if (user.has_ipiv()) parallel_copy(out.ipiv.data(), user.ipiv.data(), user.ipiv.bytes());
-    if (user.has_info()) parallel_copy(out.info.data(), user.info.data(), user.info.bytes());
+    copy_all(user, out);
   }
   void teardown() override { user = HostProblem<T>(); }
 };
