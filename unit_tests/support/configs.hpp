@@ -56,25 +56,33 @@ using f_stride = Config<float, LayoutStrideColMajor>;
 #define IBLA_TEST_CONFIG_NAME(c) cfg::c
 #define IBLA_TEST_COMMA ,
 
-// The same configurations in two groups, for the instance units
+// The same configurations in three groups, for the instance units
 // (support/instances.hpp): the native ones (block-interleaved, a block of
-// one vector: the layout the library allocates by default) and the other
+// one vector: the layout the library allocates by default); the other
 // layouts, whose factorizations and triangular solves
 // support/instances/factor_and_solve_other_layouts.cpp
 // compiles with fewer fixed-order forms (IBLA_TESTS_OTHER_LAYOUT_ORDERS,
-// unit_tests/CMakeLists.txt).
+// unit_tests/CMakeLists.txt); and those whose matrices lie one after
+// another (LayoutRight, LayoutStride), whose blocks the operations pack
+// into the native layout and run with its kernels (pack.hpp): they are
+// compiled with the native ones, every order, since the order list would
+// change the native kernels' code in one unit only (check_instance_symbols.py).
 // Separate lists rather than the lists above built from them: a list passes
 // SEP on to another, which would expand IBLA_TEST_COMMA into an argument
 // separator. The static_asserts below keep the groups equal to the lists.
 #if defined(IBLA_TEST_SWEEP_SUBSET)
 #define IBLA_TEST_NATIVE_CONFIGS(X, SEP) X(f_block16)
-#define IBLA_TEST_OTHER_SWEEP_CONFIGS(X, SEP) X(d_stride)
-#define IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_stride)
+#define IBLA_TEST_OTHER_SWEEP_CONFIGS(X, SEP)
+#define IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(X, SEP)
+#define IBLA_TEST_APART_SWEEP_CONFIGS(X, SEP) X(d_stride)
+#define IBLA_TEST_APART_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_stride)
 #else
 #define IBLA_TEST_NATIVE_CONFIGS(X, SEP) X(d_block8) SEP X(f_block16)
 #define IBLA_TEST_OTHER_SWEEP_CONFIGS(X, SEP) \
-  X(d_block5) SEP X(f_block8) SEP X(f_interl) SEP X(d_left) SEP X(f_right) SEP X(d_stride)
-#define IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_block5) SEP X(f_interl) SEP X(d_stride)
+  X(d_block5) SEP X(f_block8) SEP X(f_interl) SEP X(d_left)
+#define IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_block5) SEP X(f_interl)
+#define IBLA_TEST_APART_SWEEP_CONFIGS(X, SEP) X(f_right) SEP X(d_stride)
+#define IBLA_TEST_APART_SOLVER_SWEEP_CONFIGS(X, SEP) X(d_stride)
 #endif
 
 // The configurations of the size sweeps (every operation, every n, every op
@@ -101,16 +109,20 @@ using SolverSweepConfigs =
 namespace detail {
 template <class... C>
 struct ConfigList {};
+template <class... C1, class... C2, class... C3>
+ConfigList<C1..., C2..., C3...> joined(ConfigList<C1...>, ConfigList<C2...>, ConfigList<C3...>);
 #define IBLA_TEST_CONFIG_LIST(LIST) ConfigList<LIST(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA)>
-#define IBLA_TEST_CONFIG_GROUPS(OTHERS)                                    \
-  ConfigList<IBLA_TEST_NATIVE_CONFIGS(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA), \
-             OTHERS(IBLA_TEST_CONFIG_NAME, IBLA_TEST_COMMA)>
+#define IBLA_TEST_CONFIG_GROUPS(OTHERS, APART)                                   \
+  decltype(joined(IBLA_TEST_CONFIG_LIST(IBLA_TEST_NATIVE_CONFIGS){},             \
+                  IBLA_TEST_CONFIG_LIST(OTHERS){}, IBLA_TEST_CONFIG_LIST(APART){}))
 static_assert(std::is_same<IBLA_TEST_CONFIG_LIST(IBLA_TEST_SWEEP_CONFIGS),
-                           IBLA_TEST_CONFIG_GROUPS(IBLA_TEST_OTHER_SWEEP_CONFIGS)>::value,
-              "the native and other-layout groups must be the sweep configurations, in order");
+                           IBLA_TEST_CONFIG_GROUPS(IBLA_TEST_OTHER_SWEEP_CONFIGS,
+                                                   IBLA_TEST_APART_SWEEP_CONFIGS)>::value,
+              "the native, other-layout and apart groups must be the sweep configurations, in order");
 static_assert(std::is_same<IBLA_TEST_CONFIG_LIST(IBLA_TEST_SOLVER_SWEEP_CONFIGS),
-                           IBLA_TEST_CONFIG_GROUPS(IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS)>::value,
-              "the native and other-layout groups must be the solver sweep configurations, in order");
+                           IBLA_TEST_CONFIG_GROUPS(IBLA_TEST_OTHER_SOLVER_SWEEP_CONFIGS,
+                                                   IBLA_TEST_APART_SOLVER_SWEEP_CONFIGS)>::value,
+              "the native, other-layout and apart groups must be the solver sweep configurations, in order");
 #undef IBLA_TEST_CONFIG_LIST
 #undef IBLA_TEST_CONFIG_GROUPS
 }  // namespace detail

@@ -109,15 +109,17 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
 #define IBLA_TEST_NATIVE_FACTOR_AND_SOLVE_CALLS(EXT) \
   IBLA_TEST_POSV_WITH(EXT, d_block8, V)              \
   IBLA_TEST_GESV_WITH(EXT, d_block8, V)
-#define IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS(EXT) \
-  IBLA_TEST_GETRF_INSTANCE(EXT, d_right)                   \
-  IBLA_TEST_POTRF_INSTANCE(EXT, d_right)                   \
-  IBLA_TEST_POSV_INSTANCE(EXT, d_right)                    \
-  IBLA_TEST_POSV_WITH(EXT, f_left, V)                      \
+#define IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS(EXT) IBLA_TEST_POSV_WITH(EXT, f_left, V)
+// Matrices one after another: packed into the native layout (configs.hpp).
+#define IBLA_TEST_APART_FACTOR_AND_SOLVE_CALLS(EXT) \
+  IBLA_TEST_GETRF_INSTANCE(EXT, d_right)            \
+  IBLA_TEST_POTRF_INSTANCE(EXT, d_right)            \
+  IBLA_TEST_POSV_INSTANCE(EXT, d_right)             \
   IBLA_TEST_GESV_WITH(EXT, f_stride, V)
 #define IBLA_TEST_OTHER_FACTOR_AND_SOLVE_CALLS(EXT) \
   IBLA_TEST_NATIVE_FACTOR_AND_SOLVE_CALLS(EXT)      \
-  IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS(EXT)
+  IBLA_TEST_OTHER_LAYOUT_FACTOR_AND_SOLVE_CALLS(EXT) \
+  IBLA_TEST_APART_FACTOR_AND_SOLVE_CALLS(EXT)
 #define IBLA_TEST_OTHER_TRIANGULAR_SOLVE_CALLS(EXT) \
   IBLA_TEST_TRSM_INSTANCE(EXT, d_right)             \
   IBLA_TEST_TRSM_WITH(EXT, d_block8, d_block8, V)   \

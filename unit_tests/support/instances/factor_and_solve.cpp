@@ -1,6 +1,8 @@
 // ibla::potrf, ibla::posv, ibla::getrf and ibla::gesv for the test suite's
 // native configurations (support/configs.hpp), compiled once for every test
-// file that calls them (support/instances.hpp); the other layouts are in
+// file that calls them (support/instances.hpp), and every solver for the
+// configurations whose matrices lie one after another, which run the native
+// kernels on packed blocks; the other layouts are in
 // factor_and_solve_other_layouts.cpp. One unit for the four: posv is potrf
 // plus triangular solves masked by info, gesv is getrf plus the same, and
 // with one object per operation potrf's code was compiled again in posv's
@@ -15,3 +17,15 @@
   IBLA_TEST_GESV_INSTANCE(, c)
 IBLA_TEST_NATIVE_CONFIGS(IBLA_TEST_DEFINE_FACTOR_AND_SOLVE, )
 IBLA_TEST_NATIVE_FACTOR_AND_SOLVE_CALLS()
+
+#define IBLA_TEST_DEFINE_GETRF(c) IBLA_TEST_GETRF_INSTANCE(, c)
+IBLA_TEST_APART_SWEEP_CONFIGS(IBLA_TEST_DEFINE_GETRF, )
+#define IBLA_TEST_DEFINE_APART_SOLVERS(c) \
+  IBLA_TEST_POTRF_INSTANCE(, c)           \
+  IBLA_TEST_POSV_INSTANCE(, c)            \
+  IBLA_TEST_GESV_INSTANCE(, c)            \
+  IBLA_TEST_TRSM_INSTANCE(, c)            \
+  IBLA_TEST_POTRS_INSTANCE(, c)           \
+  IBLA_TEST_GETRS_INSTANCE(, c)
+IBLA_TEST_APART_SOLVER_SWEEP_CONFIGS(IBLA_TEST_DEFINE_APART_SOLVERS, )
+IBLA_TEST_APART_FACTOR_AND_SOLVE_CALLS()

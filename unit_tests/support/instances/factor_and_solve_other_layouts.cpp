@@ -1,5 +1,6 @@
 // factor_and_solve.cpp and triangular_solves.cpp for the configurations of
-// the other layouts, which CMake compiles with IBLA_HOST_SPECIALISED_ORDERS
+// the other layouts (not those whose matrices lie one after another, which
+// run the native kernels: factor_and_solve.cpp), which CMake compiles with IBLA_HOST_SPECIALISED_ORDERS
 // set to IBLA_TESTS_OTHER_LAYOUT_ORDERS (unit_tests/CMakeLists.txt says
 // why). A unit of its own: that definition changes the kernels of every
 // operation but GEMM, and none of those it instantiates is instantiated by
