@@ -140,14 +140,14 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
 #define IBLA_TEST_EXTERN_GEMM(c) IBLA_TEST_GEMM_INSTANCE(extern, c)
 #define IBLA_TEST_EXTERN_GETRF(c) IBLA_TEST_GETRF_INSTANCE(extern, c)
 // Every solver but GETRF (which runs the full sweep) for configuration c.
-#define IBLA_TEST_SOLVER_INSTANCES(EXT, c) \
+#define IBLA_TEST_SOLVERS_OF(EXT, c) \
   IBLA_TEST_TRSM_INSTANCE(EXT, c)          \
   IBLA_TEST_POTRF_INSTANCE(EXT, c)         \
   IBLA_TEST_POTRS_INSTANCE(EXT, c)         \
   IBLA_TEST_POSV_INSTANCE(EXT, c)          \
   IBLA_TEST_GETRS_INSTANCE(EXT, c)         \
   IBLA_TEST_GESV_INSTANCE(EXT, c)
-#define IBLA_TEST_EXTERN_SOLVERS(c) IBLA_TEST_SOLVER_INSTANCES(extern, c)
+#define IBLA_TEST_EXTERN_SOLVERS(c) IBLA_TEST_SOLVERS_OF(extern, c)
 
 #if defined(IBLA_TEST_GEMM_INSTANCES)
 IBLA_TEST_SWEEP_CONFIGS(IBLA_TEST_EXTERN_GEMM, )
