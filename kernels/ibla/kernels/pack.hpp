@@ -228,7 +228,15 @@ KOKKOS_FORCEINLINE_FUNCTION void pack_block(const Member& member, const BS& src,
             for (int o = 0; o < int(sizeof(V)); o += int(BlockPrefetch::line))
               PrefetchLine{}(reinterpret_cast<const char*>(&src(0, 0, l) + e0 + next) + o);
         transpose_rows<T, L>(r);
-        for (int k = 0; k < rows; ++k, at.next()) std::memcpy(dst.ptr(at.i, at.j), &r[k], sizeof(V));
+        // k a constant in every copy of this loop body: r stays in
+        // registers (with k a variable it was kept on the stack, and the
+        // transposes read it back from there).
+#pragma GCC unroll 64
+        for (int k = 0; k < L; ++k)
+          if (k < rows) {
+            std::memcpy(dst.ptr(at.i, at.j), &r[k], sizeof(V));
+            at.next();
+          }
       }
       return;
     }
