@@ -1095,9 +1095,13 @@ inline bool gemm_touches_pages_in_order() { return !host_is_amd_family_19h(); }
 /// 879 -> 498, 7 1694 -> 636, 8 1907 -> 570, 16 11477 -> 3448, 32 82041
 /// -> 16530 (LIBXSMM on the same storage 47, 66, 103, 142, 194, 327, 402,
 /// 2070, 17046 in those runs; the memory's speed moved between them).
-/// Up to one 4 x 4 tile (gemm_single_tile_order) the gathers, few and
-/// fused into the tile, cost less than the copies.
-inline constexpr int gemm_unpacked_elements = 16;
+/// Once the packed rows stayed in registers (pack_block), n = 4 packed
+/// took 102 us flushed, 98-99 in cache, against 154-155 and 150 gathered;
+/// n = 3 79-82 / 78-109 against 77-78 / 71, n = 2 50-51 against 35-36
+/// (same protocol, both forms alternating in two runs; medians of 101
+/// calls in cache). Up to a 3 x 3 C the gathers, few and fused into the
+/// tile, cost no more than the copies.
+inline constexpr int gemm_unpacked_elements = 9;
 
 template <class T, class AV, class BV, class CV>
 struct GemmBlocks {
