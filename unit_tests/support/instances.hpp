@@ -141,11 +141,11 @@ using V = rank2_view_t<S<C>, typename C::layout_type>;  // a rank-2 B: one right
 #define IBLA_TEST_EXTERN_GETRF(c) IBLA_TEST_GETRF_INSTANCE(extern, c)
 // Every solver but GETRF (which runs the full sweep) for configuration c.
 #define IBLA_TEST_SOLVERS_OF(EXT, c) \
-  IBLA_TEST_TRSM_INSTANCE(EXT, c)          \
-  IBLA_TEST_POTRF_INSTANCE(EXT, c)         \
-  IBLA_TEST_POTRS_INSTANCE(EXT, c)         \
-  IBLA_TEST_POSV_INSTANCE(EXT, c)          \
-  IBLA_TEST_GETRS_INSTANCE(EXT, c)         \
+  IBLA_TEST_TRSM_INSTANCE(EXT, c)    \
+  IBLA_TEST_POTRF_INSTANCE(EXT, c)   \
+  IBLA_TEST_POTRS_INSTANCE(EXT, c)   \
+  IBLA_TEST_POSV_INSTANCE(EXT, c)    \
+  IBLA_TEST_GETRS_INSTANCE(EXT, c)   \
   IBLA_TEST_GESV_INSTANCE(EXT, c)
 #define IBLA_TEST_EXTERN_SOLVERS(c) IBLA_TEST_SOLVERS_OF(extern, c)
 

@@ -1,13 +1,14 @@
 // factor_and_solve.cpp and triangular_solves.cpp for the configurations of
 // the other layouts (not those whose matrices lie one after another, which
-// run the native kernels: factor_and_solve.cpp), which CMake compiles with IBLA_HOST_SPECIALISED_ORDERS
-// set to IBLA_TESTS_OTHER_LAYOUT_ORDERS (unit_tests/CMakeLists.txt says
-// why). A unit of its own: that definition changes the kernels of every
-// operation but GEMM, and none of those it instantiates is instantiated by
-// another unit (check_instance_symbols.py checks it at test time; the
-// triangular solves' register forms they share are the same code, see the
-// static_assert below). GESV's and POSV's solves and batch-level GETRS and
-// POTRS share their masked triangular solves here, in one unit.
+// run the native kernels: factor_and_solve.cpp), which CMake compiles with
+// IBLA_HOST_SPECIALISED_ORDERS set to IBLA_TESTS_OTHER_LAYOUT_ORDERS
+// (unit_tests/CMakeLists.txt says why). A unit of its own: that definition
+// changes the kernels of every operation but GEMM, and none of those it
+// instantiates is instantiated by another unit (check_instance_symbols.py
+// checks it at test time; the triangular solves' register forms they share
+// are the same code, see the static_assert below). GESV's and POSV's solves
+// and batch-level GETRS and POTRS share their masked triangular solves here,
+// in one unit.
 #include "support/configs.hpp"
 
 #define IBLA_TEST_DEFINE_GETRF(c) IBLA_TEST_GETRF_INSTANCE(, c)
