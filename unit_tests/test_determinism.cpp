@@ -448,6 +448,53 @@ void gemm_each_k_step_requests_give_the_same_bits() {
 TEST(DeterminismEachKStep, GemmDouble) { gemm_each_k_step_requests_give_the_same_bits<double, 8>(); }
 TEST(DeterminismEachKStep, GemmFloat) { gemm_each_k_step_requests_give_the_same_bits<float, 16>(); }
 
+// Batch-level GEMM of square orders past the single tile up to
+// gemm_unrequested_order (6 and 7 with 32 vector registers) requests the
+// next block a few lines each k step, or nothing where
+// GemmBlocks::unrequested_past_single_tile (AMD family 19h,
+// gemm_leaves_orders_past_single_tile_unrequested); the two take different
+// tile sequences (gemm_order_tiles), which must give the same bits: the
+// flag both ways on a batch above prefetch_above_bytes (so that the next
+// block is requested) with a partial last block, at the orders around the
+// rule's, transposed operands, beta zero or not.
+template <class T, int L>
+void gemm_orders_past_single_tile_give_the_same_bits() {
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  const GemmShape shapes[] = {{5, 5, 5, Op::N, Op::N}, {6, 6, 6, Op::N, Op::N},
+                              {6, 6, 6, Op::T, Op::N}, {7, 7, 7, Op::N, Op::T},
+                              {7, 7, 7, Op::T, Op::T}, {8, 8, 8, Op::N, Op::N}};
+  for (const GemmShape& s : shapes)
+    for (const T beta : {T(0), T(0.5)}) {
+      const index_t bytes = index_t(s.m) * s.k + index_t(s.k) * s.n + index_t(s.m) * s.n;
+      const index_t batch =
+          index_t(2 * ibla::impl::prefetch_above_bytes) / (bytes * index_t(sizeof(T))) / L * L +
+          L / 2 + 1;
+      SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
+                                        << beta << " batch " << batch);
+      GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 71 + s.m);
+      c.beta   = beta;
+      auto run = [&](const bool unrequested_past_single_tile) {
+        return gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
+          ibla::detail::for_each_block<L>(
+              Exec(), "gemm past the single tile", batch,
+              ibla::detail::problem_elements(A, B, C),
+              ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
+                                                          false, false, false,
+                                                          unrequested_past_single_tile});
+        });
+      };
+      EXPECT_TRUE(bitwise_same(run(true), run(false)));
+    }
+}
+
+TEST(DeterminismPastSingleTile, GemmDouble) {
+  gemm_orders_past_single_tile_give_the_same_bits<double, 8>();
+}
+TEST(DeterminismPastSingleTile, GemmFloat) {
+  gemm_orders_past_single_tile_give_the_same_bits<float, 16>();
+}
+
 // The CPU check that turns the rule off on Zen 4 (gemm_reads_blocks_in_
 // order_from_memory) against what Linux says of cpu0: vendor_id
 // AuthenticAMD and cpu family 25 (19h). Skipped where /proc/cpuinfo has no
@@ -470,6 +517,8 @@ TEST(DeterminismFromMemory, AmdFamily19hMatchesProcCpuinfo) {
   EXPECT_EQ(ibla::impl::gemm_reads_blocks_in_order_from_memory(),
             !ibla::impl::host_is_amd_family_19h());
   EXPECT_EQ(ibla::impl::gemm_touches_pages_in_order(), !ibla::impl::host_is_amd_family_19h());
+  EXPECT_EQ(ibla::impl::gemm_leaves_orders_past_single_tile_unrequested(),
+            ibla::impl::host_is_amd_family_19h());
 }
 
 // The size the rule compares a batch with: read from sysfs or the 32 MiB

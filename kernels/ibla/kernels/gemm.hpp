@@ -509,13 +509,31 @@ inline constexpr int gemm_whole_block_prefetch_order = host_has_wide_register_fi
 /// Then order 7 (the same, against order 6 alone): doubles flushed 20.4 ->
 /// 22.8 (0.84-0.85 -> 0.88-0.93 of LIBXSMM), warm 48.1 -> 52.2 (0.95-1.01
 /// -> 1.03-1.08); floats (2 runs) flushed 1.14x, warm 112 -> 130; orders 6
-/// and 8 0.98-1.06x. Not measured on Zen 5 or Intel.
+/// and 8 0.98-1.06x. Only on AMD family 19h: see
+/// gemm_leaves_orders_past_single_tile_unrequested.
 template <class T, int L>
 inline constexpr int gemm_unrequested_order =
     host_has_wide_register_file && host_registers_per_value<T, L> == 1 &&
             gemm_single_tile_order<T, L> < 7
         ? 7
         : gemm_single_tile_order<T, L>;
+
+/// Whether batch-level GEMM leaves the orders past the single tile up to
+/// gemm_unrequested_order (6 and 7) without requests of the next block:
+/// on AMD family 19h (Zen 4, where that was measured). On an Intel Xeon
+/// VM (family 6 model 167, AVX-512, 2 threads) the requests (a few lines
+/// each k step, gemm_requests_every_k_step) gained from memory and cost
+/// nothing in cache. Micro-driver (outside the repo: ibla::gemm NN, alpha
+/// 1.5, beta 0.5, 10^4 problems, C restored before each call, separate
+/// binaries alternated, 2 runs, medians of 41 calls flushed with clflushopt
+/// and 101 in cache, microseconds, without -> with): doubles L = 8
+/// flushed n = 6 307-310 -> 254-256, 7 405-408 -> 348-352, in cache 6
+/// 149-151 -> 151, 7 204-205 -> 205-206; floats L = 16 flushed 6 134 ->
+/// 111-113, 7 187-188 -> 153-154, in cache 6 68-70 -> 71-72, 7 100-102 ->
+/// 101-103. The single tile's orders (up to 5) gained nothing from them
+/// (n = 5 181 -> 180 flushed, n = 4 107-108 -> 112), so they stay
+/// unrequested everywhere. Zen 5 was not measured. Read once.
+inline bool gemm_leaves_orders_past_single_tile_unrequested() { return host_is_amd_family_19h(); }
 
 /// Whether gemm_order_tiles of order N on blocks of compile-time strides
 /// requests the next blocks a few lines before every k step of its tiles
@@ -524,11 +542,13 @@ inline constexpr int gemm_unrequested_order =
 /// of whole blocks, step_whole_blocks, at order 8; a planned step, plan()
 /// and step(), at 9..12): with 32 vector registers (AVX-512), orders up to
 /// 12, the last of the panels (gemm_panel_last_order); 6 and 7 request
-/// nothing (gemm_unrequested_order). A share a tile is 48 lines or more at
-/// once, and from memory such a burst held up the tile's own loads: a
-/// synthetic stream here (software requests of the next 12 KB chunk while
-/// reading the current one, 2 threads) ran 12% slower with bursts of 48
-/// lines than of 16 or 1, and at half the speed with one burst a chunk.
+/// nothing on AMD family 19h (gemm_unrequested_order,
+/// gemm_leaves_orders_past_single_tile_unrequested). A share a tile is 48
+/// lines or more at once, and from memory such a burst held up the tile's
+/// own loads: a synthetic stream here (software requests of the next 12 KB
+/// chunk while reading the current one, 2 threads) ran 12% slower with
+/// bursts of 48 lines than of 16 or 1, and at half the speed with one
+/// burst a chunk.
 /// Measured on AVX-512 Zen 4, order 8 (ibla_bench --ops gemm --sizes 7,8,10
 /// --impls ibla,libxsmm --reps 31, and --float --sizes 8, 10^4 problems, 2
 /// threads, 4 runs alternated with the share a tile, GFLOP/s, a tile ->
@@ -1122,6 +1142,9 @@ struct GemmBlocks {
   // runtime-order tiles then request the next block a line each k step
   // (gemm_grid_requests_each_k_step).
   bool exceeds_last_level_cache = false;
+  // Square orders past the single tile up to gemm_unrequested_order request
+  // nothing ahead (gemm_leaves_orders_past_single_tile_unrequested).
+  bool unrequested_past_single_tile = false;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // A block of square matrices computed as one tile (gemm_single_tile_order)
@@ -1129,13 +1152,16 @@ struct GemmBlocks {
     // itself; the software prefetch of the whole next block, issued at once
     // before the tile, cost n = 5 (L = 8 doubles) 7% flushed (15.7 against
     // 16.9 GFLOP/s) and 22% warm (40.1 against 51.5).
-    // The same holds up to gemm_unrequested_order. Such blocks request
-    // nothing of the blocks ahead.
-    constexpr int unrequested = gemm_unrequested_order<T, fixed_lanes<Lanes>::value>;
-    const size_t n            = C.extent(1);
+    // The same holds up to gemm_unrequested_order where
+    // unrequested_past_single_tile. Such blocks request nothing of the
+    // blocks ahead.
+    constexpr int L     = fixed_lanes<Lanes>::value;
+    const size_t n      = C.extent(1);
+    const size_t square = size_t(unrequested_past_single_tile ? gemm_unrequested_order<T, L>
+                                                              : gemm_single_tile_order<T, L>);
     const bool requests_nothing_ahead =
-        (n <= 4 && C.extent(2) <= 4) || (n <= size_t(unrequested) && C.extent(2) == n &&
-                                         A.extent(1) == n && A.extent(2) == n);
+        (n <= 4 && C.extent(2) <= 4) ||
+        (n <= square && C.extent(2) == n && A.extent(1) == n && A.extent(2) == n);
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
     const auto c = lane_block(C, first, lanes);
@@ -1350,6 +1376,9 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
         is_host_space_v<ExecSpace> && !packs && impl::gemm_touches_pages_in_order();
     const bool from_memory =
         exceeds_last_level_cache && impl::gemm_reads_blocks_in_order_from_memory();
+    // Device blocks request nothing ahead (prefetch.hpp): their choice stays as it was.
+    const bool unrequested_past_single_tile =
+        !is_host_space_v<ExecSpace> || impl::gemm_leaves_orders_past_single_tile_unrequested();
     const T alpha_t = T(alpha), beta_t = T(beta);
     detail::for_each_block_of<L>(
         exec, "ibla::gemm", batch, detail::problem_elements(A, B, C), packs,
@@ -1357,7 +1386,7 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
           return impl::GemmBlocks<T, std::decay_t<decltype(a)>, std::decay_t<decltype(b)>,
                                   std::decay_t<decltype(c)>>{
               transA, transB, alpha_t, beta_t, a, b, c, from_memory, touches_pages_in_order,
-              exceeds_last_level_cache};
+              exceeds_last_level_cache, unrequested_past_single_tile};
         },
         impl::read_only(A), impl::read_only(B),
         beta_t != T(0) ? impl::read_written(C) : impl::written_only(C));
