@@ -1018,7 +1018,21 @@ inline constexpr index_t trsm_prefetch_order = 4;
 /// function's code for one right-hand side, whose requests were the same,
 /// and TRSM nrhs = 1 lost 10-25% flushed at n = 2..6 (micro-driver, n = 3,
 /// L = 8, 10^4 problems, 5 alternated runs: 20.2-22.1 -> 22.9-25.8 us).
-inline constexpr int trsm_several_columns_unrequested_order = 8;
+/// That was a Zen 5 (AMD EPYC VM, AVX-512). On an Intel Xeon VM (family 6
+/// model 167, AVX-512, 2 threads) orders 7 and 8 gained from the requests
+/// in cache as well as from memory, so elsewhere than on Zen cores with
+/// AVX-512 (host_is_zen_with_avx512) the order is 6. Micro-driver (outside
+/// the repo: ibla::trsm left lower non-unit, alpha 1.5, nrhs = n, 10^4
+/// problems, B restored before each call, separate binaries alternated, 2
+/// runs, medians of 41 calls, microseconds, up to 8 -> up to 6): doubles L
+/// = 8 in cache n = 7 138-148 -> 128-130, 8 186-192 -> 167-168; flushed
+/// (clflushopt) 7 273-276 -> 252, 8 374-375 -> 330-331; L = 16 in cache 7
+/// 138-139 -> 124, 8 201-203 -> 164-167, flushed 7 284-287 -> 243-244, 8
+/// 418-419 -> 322-323; floats L = 16 in cache 7 73-75 -> 65-68, 8 91-100
+/// -> 89, flushed 7 127 -> 118-119, 8 180-181 -> 160; n = 5, 6 unchanged.
+/// With the requests from order 5 (up to 4), n = 5 lost (in cache 70-72
+/// -> 77, flushed 113-114 -> 121-122). AVX2 hosts were not measured.
+inline constexpr int trsm_several_columns_unrequested_order = host_is_zen_with_avx512 ? 8 : 6;
 
 /// Whether batch-level TRSM with one right-hand side on block-interleaved
 /// A requests nothing of the blocks ahead, at every order: on Zen cores
