@@ -774,7 +774,7 @@ void gesv(const ExecSpace& exec, const AV& A, const PV& ipiv, const BV& B, const
       using KA = detail::kernel_view_t<packs, L, AV>;
       impl::with_getrf_host_order<T, L, ExecSpace, KA>(n, n, [&](auto host_order) {
         constexpr int host    = decltype(host_order)::value;
-        constexpr auto stores = packs ? detail::HostStores::cached : impl::gesv_host_stores<T, L, host>;
+        constexpr auto stores = detail::kernel_stores<packs>(impl::gesv_host_stores<T, L, host>);
         detail::for_each_block_of<L, stores>(
             exec, "ibla::gesv", batch, detail::problem_elements(A, B), detail::always_pack{},
             [=](const auto& a, const auto& p, const auto& b, const auto& i) {

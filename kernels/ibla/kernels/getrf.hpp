@@ -2186,7 +2186,7 @@ void getrf(const ExecSpace& exec, const AV& A, const PV& ipiv, const IV& info) {
       using KA = detail::kernel_view_t<packs, L, AV>;
       impl::with_getrf_host_order<T, L, ExecSpace, KA>(m, n, [&](auto host_order) {
         constexpr int HostOrder = decltype(host_order)::value;
-        constexpr auto stores   = packs ? detail::HostStores::cached : impl::getrf_host_stores<HostOrder>;
+        constexpr auto stores   = detail::kernel_stores<packs>(impl::getrf_host_stores<HostOrder>);
         detail::for_each_block_of<L, stores>(
             exec, "ibla::getrf", batch, detail::problem_elements(A), detail::always_pack{},
             [=](const auto& a, const auto& p, const auto& i) {

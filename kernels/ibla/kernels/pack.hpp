@@ -410,6 +410,14 @@ inline constexpr bool packs_blocks_v = is_host_space_v<ExecSpace> && (lanes_apar
 template <bool Packs, int L, class V>
 using kernel_view_t = std::conditional_t<Packs, impl::packed_view_t<L, V>, V>;
 
+/// How the blocks of a call store their outputs (HostStores): through the
+/// cache where the call packs (Packs: packed blocks store into scratch,
+/// see for_each_block_of), else the operation's own choice for its Views.
+template <bool Packs>
+constexpr HostStores kernel_stores(const HostStores unpacked) {
+  return Packs ? HostStores::cached : unpacked;
+}
+
 /// Pass as for_each_block_of's pack: every block of Views that hold their
 /// lanes apart is packed, and the kernels on such Views themselves are not
 /// compiled (each operation's set of them, every order, with runtime lane
