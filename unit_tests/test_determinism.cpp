@@ -406,23 +406,16 @@ void gemm_from_memory_gives_the_same_bits() {
 TEST(DeterminismFromMemory, GemmDouble) { gemm_from_memory_gives_the_same_bits<double, 8>(); }
 TEST(DeterminismFromMemory, GemmFloat) { gemm_from_memory_gives_the_same_bits<float, 16>(); }
 
-// Batch-level GEMM on a batch larger than the last-level cache requests the
-// next block a line each k step in the runtime-order tiles of square orders
-// up to gemm_grid_each_k_step_last_order (GemmBlocks::exceeds_last_level_cache,
-// gemm_grid_requests_each_k_step), with the tiles in the same order. Only
-// requests change, so the bits must not: the kernel with the flag forced on,
-// on a batch above prefetch_above_bytes (so that the next block is requested)
-// and with a partial last block, against the flag off, at the orders around
-// the rule's (12 is a compile-time sequence, 17 the planned requests), with
-// transposed operands, beta zero or not.
-template <class T, int L>
-void gemm_each_k_step_requests_give_the_same_bits() {
+// Batch-level GEMM (GemmBlocks) with one of its request flags both ways
+// (set_flag(blocks, flag)), on a batch above prefetch_above_bytes (so that
+// the next block is requested) and with a partial last block, for each
+// shape, beta zero or not. Only requests change with these flags, so the
+// bits must not.
+template <class T, int L, size_t S, class SetFlag>
+void gemm_blocks_give_the_same_bits_both_ways(const GemmShape (&shapes)[S], const int seed,
+                                              const SetFlag& set_flag) {
   using Exec = Kokkos::DefaultHostExecutionSpace;
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
-  const GemmShape shapes[] = {{12, 12, 12, Op::N, Op::N}, {13, 13, 13, Op::N, Op::N},
-                              {14, 14, 14, Op::T, Op::N}, {15, 15, 15, Op::N, Op::T},
-                              {16, 16, 16, Op::N, Op::N}, {16, 16, 16, Op::T, Op::T},
-                              {17, 17, 17, Op::N, Op::N}, {16, 15, 16, Op::N, Op::N}};
   for (const GemmShape& s : shapes)
     for (const T beta : {T(0), T(0.5)}) {
       const index_t bytes = index_t(s.m) * s.k + index_t(s.k) * s.n + index_t(s.m) * s.n;
@@ -431,18 +424,36 @@ void gemm_each_k_step_requests_give_the_same_bits() {
           L / 2 + 1;
       SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
                                         << beta << " batch " << batch);
-      GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 57 + s.m);
+      GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, seed + s.m);
       c.beta   = beta;
-      auto run = [&](const bool exceeds_last_level_cache) {
+      auto run = [&](const bool flag) {
         return gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
-          ibla::detail::for_each_block<L>(
-              Exec(), "gemm each k step", batch, ibla::detail::problem_elements(A, B, C),
-              ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
-                                                          false, false, exceeds_last_level_cache});
+          ibla::impl::GemmBlocks<T, View, View, View> blocks{c.ta, c.tb, c.alpha, c.beta, A, B, C,
+                                                             false, false};
+          set_flag(blocks, flag);
+          ibla::detail::for_each_block<L>(Exec(), "gemm both ways", batch,
+                                          ibla::detail::problem_elements(A, B, C), blocks);
         });
       };
       EXPECT_TRUE(bitwise_same(run(true), run(false)));
     }
+}
+
+// Batch-level GEMM on a batch larger than the last-level cache requests the
+// next block a line each k step in the runtime-order tiles of square orders
+// up to gemm_grid_each_k_step_last_order (GemmBlocks::exceeds_last_level_cache,
+// gemm_grid_requests_each_k_step), with the tiles in the same order: the
+// flag forced on against off, at the orders around the rule's (12 is a
+// compile-time sequence, 17 the planned requests), with transposed
+// operands.
+template <class T, int L>
+void gemm_each_k_step_requests_give_the_same_bits() {
+  const GemmShape shapes[] = {{12, 12, 12, Op::N, Op::N}, {13, 13, 13, Op::N, Op::N},
+                              {14, 14, 14, Op::T, Op::N}, {15, 15, 15, Op::N, Op::T},
+                              {16, 16, 16, Op::N, Op::N}, {16, 16, 16, Op::T, Op::T},
+                              {17, 17, 17, Op::N, Op::N}, {16, 15, 16, Op::N, Op::N}};
+  gemm_blocks_give_the_same_bits_both_ways<T, L>(
+      shapes, 57, [](auto& blocks, const bool flag) { blocks.exceeds_last_level_cache = flag; });
 }
 
 TEST(DeterminismEachKStep, GemmDouble) { gemm_each_k_step_requests_give_the_same_bits<double, 8>(); }
@@ -453,39 +464,16 @@ TEST(DeterminismEachKStep, GemmFloat) { gemm_each_k_step_requests_give_the_same_
 // next block a few lines each k step, or nothing where
 // GemmBlocks::unrequested_past_single_tile (AMD family 19h,
 // gemm_leaves_orders_past_single_tile_unrequested); the two take different
-// tile sequences (gemm_order_tiles), which must give the same bits: the
-// flag both ways on a batch above prefetch_above_bytes (so that the next
-// block is requested) with a partial last block, at the orders around the
-// rule's, transposed operands, beta zero or not.
+// tile sequences (gemm_order_tiles): the flag both ways at the orders
+// around the rule's, with transposed operands.
 template <class T, int L>
 void gemm_orders_past_single_tile_give_the_same_bits() {
-  using Exec = Kokkos::DefaultHostExecutionSpace;
-  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
   const GemmShape shapes[] = {{5, 5, 5, Op::N, Op::N}, {6, 6, 6, Op::N, Op::N},
                               {6, 6, 6, Op::T, Op::N}, {7, 7, 7, Op::N, Op::T},
                               {7, 7, 7, Op::T, Op::T}, {8, 8, 8, Op::N, Op::N}};
-  for (const GemmShape& s : shapes)
-    for (const T beta : {T(0), T(0.5)}) {
-      const index_t bytes = index_t(s.m) * s.k + index_t(s.k) * s.n + index_t(s.m) * s.n;
-      const index_t batch =
-          index_t(2 * ibla::impl::prefetch_above_bytes) / (bytes * index_t(sizeof(T))) / L * L +
-          L / 2 + 1;
-      SCOPED_TRACE(::testing::Message() << "m " << s.m << " n " << s.n << " k " << s.k << " beta "
-                                        << beta << " batch " << batch);
-      GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 71 + s.m);
-      c.beta   = beta;
-      auto run = [&](const bool unrequested_past_single_tile) {
-        return gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
-          ibla::detail::for_each_block<L>(
-              Exec(), "gemm past the single tile", batch,
-              ibla::detail::problem_elements(A, B, C),
-              ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
-                                                          false, false, false,
-                                                          unrequested_past_single_tile});
-        });
-      };
-      EXPECT_TRUE(bitwise_same(run(true), run(false)));
-    }
+  gemm_blocks_give_the_same_bits_both_ways<T, L>(shapes, 71, [](auto& blocks, const bool flag) {
+    blocks.unrequested_past_single_tile = flag;
+  });
 }
 
 TEST(DeterminismPastSingleTile, GemmDouble) {
