@@ -1155,13 +1155,14 @@ struct GemmBlocks {
     // The same holds up to gemm_unrequested_order where
     // unrequested_past_single_tile. Such blocks request nothing of the
     // blocks ahead.
-    constexpr int L     = fixed_lanes<Lanes>::value;
-    const size_t n      = C.extent(1);
-    const size_t square = size_t(unrequested_past_single_tile ? gemm_unrequested_order<T, L>
-                                                              : gemm_single_tile_order<T, L>);
+    constexpr int L = fixed_lanes<Lanes>::value;
+    const size_t n  = C.extent(1);
+    // The largest square order that requests nothing ahead.
+    const size_t unrequested_order = size_t(
+        unrequested_past_single_tile ? gemm_unrequested_order<T, L> : gemm_single_tile_order<T, L>);
     const bool requests_nothing_ahead =
         (n <= 4 && C.extent(2) <= 4) ||
-        (n <= square && C.extent(2) == n && A.extent(1) == n && A.extent(2) == n);
+        (n <= unrequested_order && C.extent(2) == n && A.extent(1) == n && A.extent(2) == n);
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
     const auto c = lane_block(C, first, lanes);
