@@ -483,11 +483,11 @@ TEST(DeterminismPastSingleTile, GemmFloat) {
   gemm_orders_past_single_tile_give_the_same_bits<float, 16>();
 }
 
-// The CPU check that turns the rule off on Zen 4 (gemm_reads_blocks_in_
-// order_from_memory) against what Linux says of cpu0: vendor_id
-// AuthenticAMD and cpu family 25 (19h). Skipped where /proc/cpuinfo has no
-// such lines (not Linux, not x86).
-TEST(DeterminismFromMemory, AmdFamily19hMatchesProcCpuinfo) {
+// The CPU checks of the per-host rules (gemm_reads_blocks_in_order_from_
+// memory on Zen 5 only, the others off on Zen 4) against what Linux says of
+// cpu0: vendor_id AuthenticAMD and cpu family 25 (19h) or 26 (1Ah).
+// Skipped where /proc/cpuinfo has no such lines (not Linux, not x86).
+TEST(DeterminismFromMemory, AmdFamilyMatchesProcCpuinfo) {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line, vendor;
   int family = -1;
@@ -500,10 +500,12 @@ TEST(DeterminismFromMemory, AmdFamily19hMatchesProcCpuinfo) {
     if (key == "cpu family" && family < 0) family = std::atoi(value.c_str());
   }
   if (vendor.empty() || family < 0) GTEST_SKIP() << "no vendor_id / cpu family in /proc/cpuinfo";
-  EXPECT_EQ(ibla::impl::host_is_amd_family_19h(), vendor == "AuthenticAMD" && family == 0x19)
+  const bool amd = vendor == "AuthenticAMD";
+  EXPECT_EQ(ibla::impl::host_amd_family(), amd ? unsigned(family) : 0u)
       << vendor << " family " << family;
-  EXPECT_EQ(ibla::impl::gemm_reads_blocks_in_order_from_memory(),
-            !ibla::impl::host_is_amd_family_19h());
+  EXPECT_EQ(ibla::impl::host_is_amd_family_19h(), amd && family == 0x19)
+      << vendor << " family " << family;
+  EXPECT_EQ(ibla::impl::gemm_reads_blocks_in_order_from_memory(), amd && family == 0x1a);
   EXPECT_EQ(ibla::impl::gemm_touches_pages_in_order(), !ibla::impl::host_is_amd_family_19h());
   EXPECT_EQ(ibla::impl::gemm_leaves_orders_past_single_tile_unrequested(),
             ibla::impl::host_is_amd_family_19h());

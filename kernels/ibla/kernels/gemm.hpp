@@ -1083,15 +1083,25 @@ namespace impl {
 /// floats L = 16 n = 24 99.7 / 94.7 -> 134.6 / 141.1, 32 105.2 / 104.4 ->
 /// 126.2 / 132.8. Both, the loads in order and the requests of the next
 /// block, lost to the requests alone (doubles 0.90-1.02x); prefetcht0 in
-/// place of prefetcht1 lost too (0.64-0.88x). Zen 3 (also family 19h,
-/// AVX2) was not measured.
+/// place of prefetcht1 lost too (0.64-0.88x). Not on the Intel Xeon VM
+/// (family 6 model 167, AVX-512, 2 threads) either: there too the requests
+/// were faster, 10^5 problems (the operands beyond its last-level cache)
+/// with the rule forced on and off in turn (micro-driver: ibla::gemm NN,
+/// alpha 1.5, beta 0.5, C restored, flushed with clflushopt, medians of 11
+/// calls, two runs, GFLOP/s, in order -> requests) doubles L = 8 n = 16
+/// 27.3 / 27.4 -> 38.8 / 38.8, 24 36.2 / 36.3 -> 47.4 / 46.0, 32 45.5 /
+/// 45.5 -> 56.1 / 54.9 (warm, the same batch: 16 27.4 / 26.1 -> 37.6 /
+/// 36.6, 32 45.5 / 46.0 -> 56.5 / 53.2); floats L = 16 n = 24 72.5 / 69.8
+/// -> 93.9 / 93.0, 28 75.6 / 74.2 -> 102.0 / 104.2, 32 85.6 / 84.0 ->
+/// 107.1 / 108.9. So only on AMD family 1Ah, where it was measured to win.
+/// Zen 3 (family 19h, AVX2) and other hosts were not measured.
 template <class T>
 inline constexpr int gemm_load_in_order_order = sizeof(T) >= 8 ? 16 : 24;
 
 /// Whether batch-level GEMM on a batch larger than the last-level cache
-/// reads its blocks in order (see gemm_load_in_order_order): on host CPUs
-/// other than AMD family 19h. Read once.
-inline bool gemm_reads_blocks_in_order_from_memory() { return !host_is_amd_family_19h(); }
+/// reads its blocks in order (see gemm_load_in_order_order): on AMD family
+/// 1Ah (Zen 5) only. Read once.
+inline bool gemm_reads_blocks_in_order_from_memory() { return host_amd_family() == 0x1au; }
 
 /// Whether batch-level GEMM reads its blocks of one 4 KB page in address
 /// order before the tiles (touch_in_order, measured on Zen 5): on host CPUs

@@ -427,30 +427,34 @@ KOKKOS_FORCEINLINE_FUNCTION void touch_in_order(const Blocks&... blocks) {
 #endif
 }
 
-/// Whether the CPU this process starts on is an AMD family 19h core (Zen 3,
-/// Zen 4), read once with cpuid; false on other CPUs, other architectures
-/// and compilers without <cpuid.h>. For the choices measured to go the
-/// other way on a Zen 4 than on the Zen 5 (family 1Ah) they were tuned on,
-/// which GCC 12 cannot tell apart at compile time: its -march=native tunes
-/// both as znver3 (see gemm_reads_blocks_in_order_from_memory).
-inline bool host_is_amd_family_19h() {
+/// The family of the AMD CPU this process starts on (cpuid leaf 1, base
+/// plus extended family: 19h for Zen 3 and Zen 4, 1Ah for Zen 5), read
+/// once; 0 on other CPUs, other architectures and compilers without
+/// <cpuid.h>. For the choices measured to go one way on one of these
+/// families and the other way elsewhere, which GCC 12 cannot tell apart at
+/// compile time: its -march=native tunes Zen 4 and Zen 5 both as znver3
+/// (see gemm_reads_blocks_in_order_from_memory).
+inline unsigned host_amd_family() {
 #if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__x86_64__) || defined(__i386__))
-  static const bool is = [] {
+  static const unsigned family = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0u;
     // "AuthenticAMD" in ebx, edx, ecx.
     const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
-    if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+    if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return 0u;
     const unsigned base = (a >> 8) & 0xfu;
-    const unsigned family = base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
-    return family == 0x19u;
+    return base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
   }();
-  return is;
+  return family;
 #else
-  return false;
+  return 0;
 #endif
 }
+
+/// Whether the CPU this process starts on is an AMD family 19h core (Zen 3,
+/// Zen 4): host_amd_family.
+inline bool host_is_amd_family_19h() { return host_amd_family() == 0x19u; }
 
 /// The size of the last-level cache of the CPU this process starts on:
 /// the highest cache level Linux lists for cpu0 in sysfs, and 32 MiB where
