@@ -280,6 +280,60 @@ TEST(DeterminismAcrossLayouts, GemmOnMatricesApartGivesTheBlockInterleavedBits) 
   EXPECT_EQ(packed, 18);
 }
 
+// Packed blocks of the orders gemm_packed_requesting_first_order ..
+// _last_order request the user's next block over their tiles
+// (GemmBlocks::run_requesting) once the batch is larger than
+// prefetch_above_bytes: the same bits as LayoutBlockInterleaved of the
+// packs' L, by columns and by rows, the last block partial (its packs then
+// request nothing), beta zero or not.
+template <class T>
+void gemm_packed_requesting_gives_the_block_interleaved_bits() {
+  constexpr int L = ibla::default_block_lanes<T, Kokkos::DefaultHostExecutionSpace>;
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  struct Shape {
+    int m, n, k;
+    Op ta, tb;
+  };
+  constexpr int first = ibla::impl::gemm_packed_requesting_first_order;
+  constexpr int last  = ibla::impl::gemm_packed_requesting_last_order<T>;
+  for (const Shape& s : {Shape{first, first, first, Op::N, Op::N}, Shape{8, 8, 8, Op::N, Op::N},
+                         Shape{13, 7, 9, Op::T, Op::N}, Shape{last, last, last, Op::T, Op::T},
+                         Shape{7, 12, 10, Op::N, Op::T}}) {
+    for (const bool beta_zero : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << s.m << " x " << s.n << " x " << s.k << " op("
+                                        << ibla::to_string(s.ta) << "," << ibla::to_string(s.tb)
+                                        << ") beta " << (beta_zero ? "0" : "-1.25"));
+      // Enough matrices for the operands to pass prefetch_above_bytes, and
+      // a partial last block.
+      const index_t per_problem = index_t(s.m * s.k + s.k * s.n + s.m * s.n) * index_t(sizeof(T));
+      const index_t batch =
+          (index_t(ibla::impl::prefetch_above_bytes) / per_problem / L + 2) * L + 3;
+      ASSERT_GT(batch * per_problem, index_t(ibla::impl::prefetch_above_bytes));
+      GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 90 + s.m + s.k);
+      if (beta_zero) {
+        c.beta = 0;
+        for (auto& x : c.C.data) x = std::numeric_limits<T>::quiet_NaN();
+      }
+      const auto ref = c.template run<ibla::LayoutBlockInterleaved<L>>(exec);
+      for (const auto& x : ref.data) ASSERT_FALSE(std::isnan(x));
+      EXPECT_TRUE(bitwise_same(c.template run<LayoutStrideDenseColMajor>(exec), ref))
+          << "dense column-major";
+      EXPECT_TRUE(bitwise_same(c.template run<Kokkos::LayoutRight>(exec), ref)) << "LayoutRight";
+    }
+  }
+}
+
+TEST(DeterminismAcrossLayouts, GemmPackedRequestingNextBlockDouble) {
+  if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
+    GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
+  gemm_packed_requesting_gives_the_block_interleaved_bits<double>();
+}
+TEST(DeterminismAcrossLayouts, GemmPackedRequestingNextBlockFloat) {
+  if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
+    GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
+  gemm_packed_requesting_gives_the_block_interleaved_bits<float>();
+}
+
 // On a GPU, batch-level GEMM of orders from gemm_team_tiles_order up runs as
 // a kernel whose teams give each thread one tile of one matrix
 // (GemmTeamTiles, tiles of up to 8 x 8, cut at the matrix's edge), while the

@@ -1133,6 +1133,37 @@ inline bool gemm_touches_pages_in_order() { return !host_is_amd_family_19h(); }
 /// tile, cost no more than the copies.
 inline constexpr int gemm_unpacked_elements = 9;
 
+/// The orders (m, n and k: from first to last) at which a GEMM block packed from Views whose
+/// matrices lie one after another requests the user's next block over its
+/// tiles (GemmBlocks::run_requesting), as a block of a block-interleaved
+/// View requests its next block, instead of all of it at once as it packs
+/// this one (pack_block). Packing is mostly waiting for memory: without the
+/// kernel, the packs and unpacks alone took 9.9 of the 15.7 ms of n = 32
+/// (column-major matrices one after another in a LayoutStride View, 10^4
+/// doubles, flushed, 2 threads, Intel Xeon VM family 6 model 167), and
+/// requested at once the next block came in while this one was packed, not
+/// while it was computed. Measured on that VM (micro-driver: ibla::gemm
+/// NN, alpha 1.5, beta 0.5 on such Views, 10^4 problems, C restored, medians
+/// of 21 calls, 2 runs, microseconds, at once -> over the tiles): doubles
+/// (L = 8) flushed n = 7 500 / 498 -> 453 / 457, 8 708 / 672 -> 597 / 587,
+/// 10 1108 / 1103 -> 990 / 984, 12 1771 / 1802 -> 1600 / 1590, 16 3603 /
+/// 3544 -> 3388 / 3164, 20 5503 / 5500 -> 5595 / 5454, warm 10 856 / 687 ->
+/// 644 / 642, 16 2740 / 2697 -> 2314 / 2341, 20 1.05x; floats (L = 16)
+/// flushed n = 7 237 / 236 -> 223 / 226, 8 354 / 355 -> 275 / 275, 12 896
+/// / 895 -> 785 / 822, 16 1962 / 1970 -> 1681 / 1704, 20 2987 / 2981 ->
+/// 2783 / 2783, warm 16 1.12x. Not at n = 4 (the single tile requests all
+/// at once before it, at 0.6x the speed, doubles and floats), 6 (0.97x) nor
+/// 24 and 32 (0.95-1.0x). Two more runs with this rule (doubles up to 16,
+/// floats up to 20), flushed: doubles n = 7 484 / 490 -> 462 / 452, 8 679 /
+/// 678 -> 579 / 566, 12 1782 / 1752 -> 1540 / 1478, 16 3514 / 3449 -> 3231
+/// / 3160, warm 16 2488 / 2694 -> 2259 / 2224; floats 8 353 / 350 -> 282 /
+/// 276, 12 907 / 941 -> 765 / 779, 16 1987 / 1926 -> 1655 / 1655, 20 2954
+/// / 2932 -> 2767 / 2735, warm 16 1.12-1.15x. Doubles at n = 20 had gone
+/// 0.94-1.02x in the runs, hence 16 for them.
+template <class T>
+inline constexpr int gemm_packed_requesting_last_order = sizeof(T) >= 8 ? 16 : 20;
+inline constexpr int gemm_packed_requesting_first_order = 7;
+
 template <class T, class AV, class BV, class CV>
 struct GemmBlocks {
   Op transA, transB;
@@ -1195,6 +1226,27 @@ struct GemmBlocks {
       touch_in_order(a, b, c);
     }
     gemm_block(member, transA, transB, alpha, a, b, beta, c, prefetch);
+  }
+  /// Whether a block packed from the user's Views (PackedBlocks) requests
+  /// their next block over its tiles (run_requesting): m, n and k within
+  /// gemm_packed_requesting_first_order and _last_order.
+  KOKKOS_INLINE_FUNCTION bool requests_next_packed_block() const {
+    const size_t k = transA == Op::N ? A.extent(2) : A.extent(1);
+    const auto within = [](const size_t order) {
+      return order >= size_t(gemm_packed_requesting_first_order) &&
+             order <= size_t(gemm_packed_requesting_last_order<T>);
+    };
+    return within(C.extent(1)) && within(C.extent(2)) && within(k);
+  }
+  /// The block at first with `next` as its plan of the blocks ahead, in
+  /// place of its own (prefetch_next_block): a packed block, whose next
+  /// block is in the user's Views. Packed blocks are in cache, so nothing
+  /// else reads ahead (from_memory, touches_pages_in_order are false).
+  template <class Member, class Lanes>
+  KOKKOS_INLINE_FUNCTION void run_requesting(const Member& member, index_t first, Lanes lanes,
+                                             BlockPrefetch& next) const {
+    gemm_block(member, transA, transB, alpha, lane_block(A, first, lanes),
+               lane_block(B, first, lanes), beta, lane_block(C, first, lanes), next);
   }
 };
 }  // namespace impl

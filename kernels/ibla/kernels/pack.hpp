@@ -331,31 +331,63 @@ std::size_t packed_bytes(const V& v) {
 }
 
 #if !IBLA_IMPL_DEVICE_PASS
-/// The packed View of v's block over the scratch at `at` (advanced past
-/// it), filled from the user's block [first, first + lanes) where the
-/// kernel reads it.
-template <int L, class Member, class V, class Lanes>
-packed_view_t<L, V> pack_operand(const Member& member, const BlockOperand<V>& op, index_t first,
-                                 Lanes lanes, unsigned char*& at, const bool next_full) {
+/// The packed View of op's block over the scratch at `at` (advanced past
+/// it).
+template <int L, class V>
+packed_view_t<L, V> packed_view(const BlockOperand<V>& op, unsigned char*& at) {
   using P = packed_view_t<L, V>;
   using T = typename P::value_type;
   T* const data = reinterpret_cast<T*>(at);
   at += packed_bytes<L>(op.view);
-  const P packed = [&] {
-    if constexpr (V::rank == 1) return P(data, L);
-    else if constexpr (V::rank == 2) return P(data, L, op.view.extent(1));
-    else return P(data, L, op.view.extent(1), op.view.extent(2));
-  }();
-  if (op.read) pack_block(member, lane_block(op.view, first, lanes), lane_block(packed, 0, lanes),
-                          next_full);
-  return packed;
+  if constexpr (V::rank == 1) return P(data, L);
+  else if constexpr (V::rank == 2) return P(data, L, op.view.extent(1));
+  else return P(data, L, op.view.extent(1), op.view.extent(2));
+}
+
+/// packed = the user's block [first, first + lanes) of op, where the kernel
+/// reads it (pack_block; next_full: it also requests the next block).
+template <class Member, class V, class P, class Lanes>
+void pack_operand(const Member& member, const BlockOperand<V>& op, const P& packed, index_t first,
+                  Lanes lanes, const bool next_full) {
+  if (op.read)
+    pack_block(member, lane_block(op.view, first, lanes), lane_block(packed, 0, lanes), next_full);
+}
+
+/// Adds to `next` op's full block at `first` (the one after the block being
+/// packed) as one range, where its L matrices each lie contiguously and one
+/// right after another: the range is then as many bytes as the packed
+/// block, the form the kernels' requests of a block-interleaved block take
+/// (BlockPrefetch::step_whole_blocks). False, adding nothing, where they do
+/// not.
+template <int L, class V>
+bool add_next_source_block(BlockPrefetch& next, const BlockOperand<V>& op, const index_t first) {
+  const auto b        = lane_block(op.view, first, std::integral_constant<int, L>{});
+  const index_t size  = index_t(sizeof(*b.data));
+  const index_t bytes = index_t(b.rows) * b.cols * size;
+  bool by_columns     = true;
+  if (!matrices_contiguous(b, by_columns) || index_t(value_of(b.ls)) * size != bytes) return false;
+  next.add_runs(reinterpret_cast<const char*>(b.data), bytes * L, 0, 0, 0);
+  return true;
 }
 #endif
+
+/// Whether a block functor F can take a packed block with the user's next
+/// block as its prefetch: F::requests_next_packed_block() says for which
+/// operands, F::run_requesting(member, first, lanes, next) runs it so.
+template <class F, class = void>
+struct takes_next_packed_block : std::false_type {};
+template <class F>
+struct takes_next_packed_block<F, std::void_t<decltype(&F::requests_next_packed_block)>>
+    : std::true_type {};
 
 /// The batch-level functor of for_each_block_of on host: each block of the
 /// operands packed into this thread's scratch (BlockOperand::read), the
 /// kernel's own block functor, make(packed Views...), run on it as block 0
-/// of a batch of L, the written operands copied back.
+/// of a batch of L, the written operands copied back. The next block of
+/// the user's Views is requested as this one is packed (pack_block), or,
+/// where the kernel says it takes it (takes_next_packed_block), over the
+/// kernel's own work, as its requests of the next block of a
+/// block-interleaved View are (see gemm_packed_requesting_last_order).
 template <int L, class Make, class... V>
 struct PackedBlocks {
   Make make;
@@ -364,30 +396,45 @@ struct PackedBlocks {
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
 #if !IBLA_IMPL_DEVICE_PASS
-    std::apply([&](const auto&... op) { run(member, first, lanes, op...); }, operands);
+    run(member, first, lanes, std::index_sequence_for<V...>{});
 #else
     (void)member, (void)first, (void)lanes;
 #endif
   }
 
 #if !IBLA_IMPL_DEVICE_PASS
-  template <class Member, class Lanes>
-  void run(const Member& member, index_t first, Lanes lanes, const BlockOperand<V>&... op) const {
-    unsigned char* at = host_thread_scratch<unsigned char>((std::size_t(0) + ... + packed_bytes<L>(op.view)));
-    // The next block's lines are requested as this one's are read, where
-    // the next block is a full one (pack_block).
+  template <class Member, class Lanes, std::size_t... I>
+  void run(const Member& member, index_t first, Lanes lanes, std::index_sequence<I...>) const {
+    unsigned char* at = host_thread_scratch<unsigned char>(
+        (std::size_t(0) + ... + packed_bytes<L>(std::get<I>(operands).view)));
+    // Braces: the Views take the scratch in order.
+    const std::tuple<packed_view_t<L, V>...> packed{packed_view<L>(std::get<I>(operands), at)...};
+    const auto kernel = make(std::get<I>(packed)...);
     const bool next_full = first + 2 * index_t(L) <= batch;
-    // Braces: the operands are packed in order.
-    const std::tuple<packed_view_t<L, V>...> packed{
-        pack_operand<L>(member, op, first, lanes, at, next_full)...};
-    std::apply(
-        [&](const auto&... p) {
-          make(p...)(member, index_t(0), lanes);
-          ((op.written ? unpack_block(lane_block(p, 0, lanes), lane_block(op.view, first, lanes))
-                       : void()),
-           ...);
-        },
-        packed);
+    BlockPrefetch next;
+    bool kernel_requests = false;
+    if constexpr (takes_next_packed_block<decltype(kernel)>::value &&
+                  sizeof...(V) <= std::size_t(BlockPrefetch::max_ranges)) {
+      const bool large = (std::size_t(0) + ... +
+                          (std::get<I>(operands).view.span() * sizeof(typename V::value_type))) >
+                         prefetch_above_bytes;
+      kernel_requests = next_full && large && kernel.requests_next_packed_block() &&
+                        (add_next_source_block<L>(next, std::get<I>(operands), first + L) && ...);
+    }
+    (pack_operand(member, std::get<I>(operands), std::get<I>(packed), first, lanes,
+                  next_full && !kernel_requests),
+     ...);
+    if constexpr (takes_next_packed_block<decltype(kernel)>::value) {
+      if (kernel_requests) kernel.run_requesting(member, index_t(0), lanes, next);
+      else kernel(member, index_t(0), lanes);
+    } else {
+      kernel(member, index_t(0), lanes);
+    }
+    ((std::get<I>(operands).written
+          ? unpack_block(lane_block(std::get<I>(packed), 0, lanes),
+                         lane_block(std::get<I>(operands).view, first, lanes))
+          : void()),
+     ...);
   }
 #endif
 };
