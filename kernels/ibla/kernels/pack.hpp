@@ -415,11 +415,13 @@ struct PackedBlocks {
     bool kernel_requests = false;
     if constexpr (takes_next_packed_block<decltype(kernel)>::value &&
                   sizeof...(V) <= std::size_t(BlockPrefetch::max_ranges)) {
-      const bool large = (std::size_t(0) + ... +
-                          (std::get<I>(operands).view.span() * sizeof(typename V::value_type))) >
-                         prefetch_above_bytes;
-      kernel_requests = next_full && large && kernel.requests_next_packed_block() &&
-                        (add_next_source_block<L>(next, std::get<I>(operands), first + L) && ...);
+      // As a block-interleaved View's next block (prefetch_next_block):
+      // in batches past prefetch_above_bytes.
+      kernel_requests =
+          next_full &&
+          prefetches_next_block<lanes_c<L>>(first, 1, batch, std::get<I>(operands).view...) &&
+          kernel.requests_next_packed_block() &&
+          (add_next_source_block<L>(next, std::get<I>(operands), first + L) && ...);
     }
     (pack_operand(member, std::get<I>(operands), std::get<I>(packed), first, lanes,
                   next_full && !kernel_requests),
