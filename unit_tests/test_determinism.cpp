@@ -38,6 +38,8 @@
 #include <type_traits>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 #include <omp.h>
 
 using namespace ibla_test;
@@ -243,7 +245,9 @@ TEST(DeterminismAcrossLayouts, Gemm) {
 // transposes, padded ones (LayoutStrideColMajor) the gathers; 21 matrices
 // are two full blocks, the first requesting the next one's lines, and a
 // partial one; square and rectangular, transposed operands, beta zero (C
-// holding NaN, which must not reach the result) or not.
+// holding NaN, which must not reach the result) or not. On AVX-512 hosts the
+// 32 x 32 x 32 case without transposes runs a matrix at a time instead
+// (gemm_matrix_rows, tested below), with the same bits.
 TEST(DeterminismAcrossLayouts, GemmOnMatricesApartGivesTheBlockInterleavedBits) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
@@ -332,6 +336,106 @@ TEST(DeterminismAcrossLayouts, GemmPackedRequestingNextBlockFloat) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
   gemm_packed_requesting_gives_the_block_interleaved_bits<float>();
+}
+
+// Square GEMM of the orders gemm_matrix_rows_order takes, on host Views whose
+// matrices lie one after another, runs a matrix at a time with C's
+// unit-stride dimension as the SIMD vector (gemm_matrix_rows_batch, on
+// AVX-512 hosts): column-major matrices (dense or padded) with op(A) = A,
+// row-major ones (LayoutRight) with op(B) = B; the other operand
+// transposed or not. The same bits as LayoutBlockInterleaved of ibla's L,
+// with and without the next matrix's requests (batches on both sides of
+// prefetch_above_bytes, odd counts), beta zero (C holding NaN, which must
+// not reach the result) or not. The form is called directly too, so that
+// the test says whether it ran where it should (and only there: its other
+// cases, and float orders it leaves, go to the packed blocks, whose bits
+// must be the same).
+template <class T, class Layout>
+std::pair<bool, HostBatch<T>> gemm_matrix_rows_directly(const GemmCase<T>& c) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  if constexpr (ibla::is_host_space_v<Exec>) {
+    auto vA = make_view<T, Layout>("A", c.A.batch, c.A.rows, c.A.cols);
+    auto vB = make_view<T, Layout>("B", c.B.batch, c.B.rows, c.B.cols);
+    auto vC = make_view<T, Layout>("C", c.C.batch, c.C.rows, c.C.cols);
+    fill_view(vA, c.A);
+    fill_view(vB, c.B);
+    fill_view(vC, c.C);
+    const bool ran =
+        ibla::impl::gemm_matrix_rows_batch(Exec(), c.ta, c.tb, c.alpha, vA, vB, c.beta, vC);
+    Exec().fence();
+    return {ran, read_view(vC)};
+  } else {
+    return {false, c.C};
+  }
+}
+
+template <class T>
+void gemm_matrix_rows_gives_the_block_interleaved_bits(const std::vector<int>& orders) {
+  constexpr int L = ibla::default_block_lanes<T, Kokkos::DefaultHostExecutionSpace>;
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  int ran = 0;
+  for (const int n : orders)
+    for (const bool past_requests : {false, true})
+      for (const Op ta : {Op::N, Op::T})
+        for (const Op tb : {Op::N, Op::T})
+          for (const bool beta_zero : {false, true}) {
+            SCOPED_TRACE(::testing::Message()
+                         << "n " << n << " op(" << ibla::to_string(ta) << ","
+                         << ibla::to_string(tb) << ") beta " << (beta_zero ? "0" : "-1.25")
+                         << (past_requests ? ", past prefetch_above_bytes" : ""));
+            const index_t per_problem = 3 * index_t(n) * n * index_t(sizeof(T));
+            const index_t batch =
+                past_requests ? index_t(ibla::impl::prefetch_above_bytes) / per_problem + 3 : 13;
+            ASSERT_EQ(batch * per_problem > index_t(ibla::impl::prefetch_above_bytes),
+                      past_requests);
+            GemmCase<T> c(ta, tb, batch, n, n, n, 70 + n + int(ta) + 2 * int(tb));
+            if (beta_zero) {
+              c.beta = 0;
+              for (auto& x : c.C.data) x = std::numeric_limits<T>::quiet_NaN();
+            }
+            const auto ref = c.template run<ibla::LayoutBlockInterleaved<L>>(exec);
+            for (const auto& x : ref.data) ASSERT_FALSE(std::isnan(x));
+            const bool form = ibla::impl::gemm_has_matrix_rows &&
+                              ibla::impl::gemm_matrix_rows_order<T>(n);
+            const auto by_columns = gemm_matrix_rows_directly<T, LayoutStrideDenseColMajor>(c);
+            EXPECT_EQ(by_columns.first, form && ta == Op::N) << "dense column-major";
+            if (by_columns.first) {
+              EXPECT_TRUE(bitwise_same(by_columns.second, ref)) << "dense column-major, directly";
+              ++ran;
+            }
+            const auto padded = gemm_matrix_rows_directly<T, LayoutStrideColMajor>(c);
+            EXPECT_EQ(padded.first, form && ta == Op::N) << "padded column-major";
+            if (padded.first) {
+              EXPECT_TRUE(bitwise_same(padded.second, ref)) << "padded, directly";
+            }
+            const auto by_rows = gemm_matrix_rows_directly<T, Kokkos::LayoutRight>(c);
+            EXPECT_EQ(by_rows.first, form && tb == Op::N) << "LayoutRight";
+            if (by_rows.first) {
+              EXPECT_TRUE(bitwise_same(by_rows.second, ref)) << "LayoutRight, directly";
+            }
+            EXPECT_TRUE(bitwise_same(c.template run<LayoutStrideDenseColMajor>(exec), ref))
+                << "dense column-major";
+            EXPECT_TRUE(bitwise_same(c.template run<LayoutStrideColMajor>(exec), ref))
+                << "padded column-major";
+            EXPECT_TRUE(bitwise_same(c.template run<Kokkos::LayoutRight>(exec), ref))
+                << "LayoutRight";
+          }
+  if (ibla::impl::gemm_has_matrix_rows) {
+    EXPECT_GT(ran, 0);
+  }
+}
+
+TEST(DeterminismAcrossLayouts, GemmMatrixRowsDouble) {
+  if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
+    GTEST_SKIP() << "the form is the host kernels' (device lanes are threads)";
+  static_assert(ibla::impl::gemm_matrix_rows_first_order == 10 &&
+                ibla::impl::gemm_matrix_rows_last_order == 32);
+  gemm_matrix_rows_gives_the_block_interleaved_bits<double>({9, 10, 13, 20, 27, 32});
+}
+TEST(DeterminismAcrossLayouts, GemmMatrixRowsFloat) {
+  if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
+    GTEST_SKIP() << "the form is the host kernels' (device lanes are threads)";
+  gemm_matrix_rows_gives_the_block_interleaved_bits<float>({12, 16, 21, 24, 32});
 }
 
 // On a GPU, batch-level GEMM of orders from gemm_team_tiles_order up runs as

@@ -1373,11 +1373,203 @@ bool with_gemm_team_tiles_shape(const index_t m, const index_t n, const F& f) {
   }
 }
 
+/// Square orders from this one to gemm_matrix_rows_last_order of GEMM on
+/// host Views whose matrices lie one after another (LayoutRight,
+/// LayoutStride) run a matrix at a time (gemm_matrix_rows) instead of
+/// packing blocks of L matrices into block-interleaved scratch: C's
+/// unit-stride dimension (its columns where the matrices are column-major,
+/// its rows where they are row-major) is long enough from here to be the
+/// SIMD vector, and each matrix is then read once, from the user's storage,
+/// while the packs read it into scratch before the kernel and wrote C back
+/// after it, about a pass over memory with no arithmetic to overlap (the
+/// packs alone were 9.9 of the 15.7 ms of n = 32, see
+/// gemm_packed_requesting_last_order). Measured on an Intel Xeon VM (family
+/// 6 model 167, AVX-512, 2 threads; perf_tests/RESULTS.md, 2026-12-06): a
+/// prototype of this form outside the repo against LIBXSMM's JIT kernels on
+/// the same column-major matrices (10^4 doubles, alpha 1.5, beta 0.5,
+/// flushed / warm, GFLOP/s) n = 8 19-21 / 38 against 19.6 / 37 (no lead,
+/// so not at 8), 10 22.5 / 43 against 20.5 / 41, 12 28 / 54 against 24 /
+/// 47, 16 37 / 65 against 29 / 49, 20 45 / 54 against 33 / 36, 24 53 / 54
+/// against 37 / 37, 32 68 / 64 against 44 / 42. This form against the
+/// packed blocks (micro-driver: ibla::gemm NN on such Views in a
+/// LayoutStride View, 10^4 doubles, C restored, flushed, medians of 15
+/// calls, two builds alternated, 2 runs, microseconds): n = 10 1074-1119
+/// -> 954-1000, 12 1645-1647 -> 1482-1687, 16 3393-3659 -> 2319-2328, 20
+/// 6096-6213 -> 4009-4066, 24 9119-9470 -> 6421-6439, 32 18082-19835 ->
+/// 10093-10318; ibla_bench (--ops gemm --impls ibla,ibla+conv,libxsmm,
+/// eigen,omp+openblas,kk-simd+conv --reps 15), `ibla<strided>` against
+/// the best peer on that storage, flushed / warm: n = 10 1.04 / 0.81, 12
+/// 1.02 / 0.84, 16 1.27 / 1.25, 20 1.21 / 1.21, 24 1.13 / 1.13, 32 1.34 /
+/// 1.33 (67.8 GFLOP/s against OpenBLAS's 50.4).
+inline constexpr int gemm_matrix_rows_first_order = 10;
+inline constexpr int gemm_matrix_rows_last_order  = 32;
+
+/// Whether gemm_matrix_rows takes the square order n of T: doubles every
+/// order from gemm_matrix_rows_first_order to the last; floats from 16
+/// where at most 5 rows are left past the column's last whole vector of 16
+/// (16..21 and 32). The lane loops of the other float orders end in GCC's
+/// epilogues (8 and 4 lanes, then scalars), and the form ran at 0.45-0.99x
+/// of the packed blocks there, 0.45-0.58x at 27..31, while 16..21 and 32
+/// ran at 1.05-1.75x (micro-driver: ibla::gemm NN, alpha 1.5, beta 0.5 on
+/// column-major matrices one after another in a LayoutStride View, 10^4
+/// problems, C restored, flushed, 2 threads, medians of 11 calls, before
+/// -> after); doubles 1.02-1.75x at every order from 10 (1.3x or more at
+/// 10, 11, 12, 16, 20, 22, 24, 26, 27, 28 and 32).
+template <class T>
+constexpr bool gemm_matrix_rows_order(const index_t n) {
+  if (n < gemm_matrix_rows_first_order || n > gemm_matrix_rows_last_order) return false;
+  return sizeof(T) >= 8 || (n >= 16 && n % 16 <= 5);
+}
+
+/// Whether this host compiles gemm_matrix_rows: 64-byte vectors and 32 of
+/// them (AVX-512), where it was measured; elsewhere such Views are packed
+/// as before.
+inline constexpr bool gemm_has_matrix_rows =
+    !IBLA_IMPL_DEVICE_PASS && host_simd_bytes >= 64 && host_has_wide_register_file;
+
+/// Columns of C a tile of gemm_matrix_rows of order N: as many as keep the
+/// tile's accumulators (a column of N values of T, N * sizeof(T) /
+/// host_simd_bytes vectors rounded up) within 24 vector registers, at most
+/// 6. Measured at 16, 24, 32 (doubles; the prototype above): 6 columns
+/// against 4, flushed 1.04x, 1.06x, 1.11x.
+template <class T, int N>
+inline constexpr int gemm_matrix_rows_tile_cols = [] {
+  constexpr int vectors = (N * int(sizeof(T)) + host_simd_bytes - 1) / host_simd_bytes;
+  constexpr int fit     = 24 / vectors;
+  return fit < 1 ? 1 : fit > 6 ? 6 : fit;
+}();
+
+/// One matrix of order N: A, B and C are blocks of one lane (lane_block of
+/// one matrix, op applied), A and C with unit row stride. C's columns are
+/// the SIMD vectors: gemm_tile's vector form with the matrix's rows as its
+/// lanes (rows_as_lanes) and B's elements broadcast over them
+/// (broadcast_lanes), tiles of one row and gemm_matrix_rows_tile_cols
+/// columns. Every element gets the same operations in the same order as in
+/// the blocks of L matrices (k increasing, fused, then alpha and beta), so
+/// the same bits. each_step() runs before every k step of the tiles.
+template <int N, bool ReadC, class T, class BA, class BB, class BC, class EachStep>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_matrix_rows(const T alpha, const BA& A, const BB& B,
+                                                  const T beta, const BC& C,
+                                                  EachStep& each_step) {
+  constexpr int NR   = gemm_matrix_rows_tile_cols<T, N>;
+  constexpr int full = N / NR * NR;
+  const detail::HostSoloMember member;
+  const auto a = rows_as_lanes<N>(A);
+  const auto b = broadcast_lanes<N>(B);
+  const auto c = rows_as_lanes<N>(C);
+  const std::integral_constant<int, N> k{};
+  for (int j0 = 0; j0 < full; j0 += NR)
+    gemm_tile<1, NR, ReadC>(member, 0, j0, k, alpha, a, b, beta, c, each_step);
+  if constexpr (full < N) gemm_tile<1, N - full, ReadC>(member, 0, full, k, alpha, a, b, beta, c, each_step);
+}
+
+/// gemm_matrix_rows over a batch, a matrix per index. Where C's columns are
+/// contiguous (row-major matrices) it computes C^T = op(B)^T op(A)^T, whose
+/// columns are C's rows (the products are the same, fused in the same
+/// order: the same bits). With requests, each matrix requests the next
+/// one's A, B and C over its k steps (a line of each a step, as the blocks
+/// of block-interleaved Views do, gemm_requests_every_k_step): requested at
+/// once the lines came while the matrix itself waited on its loads.
+template <int N, class T, class AV, class BV, class CV>
+struct GemmMatrixRows {
+  Op transA, transB;
+  T alpha, beta;
+  AV A;
+  BV B;
+  CV C;
+  bool transposed_c;
+  bool requests;
+  index_t batch;
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t m) const {
+#if !IBLA_IMPL_DEVICE_PASS
+    const auto a = apply_op(transA, lane_block(A, m, lanes_c<1>{}));
+    const auto b = apply_op(transB, lane_block(B, m, lanes_c<1>{}));
+    const auto c = runtime_strides(lane_block(C, m, lanes_c<1>{}));
+    // A line of each of the next matrix's operands a k step, from the
+    // lines holding their first elements, for as many steps as an operand
+    // reaches into lines (one more where it starts inside a line): a copy
+    // of each range's next line in a register (BlockPrefetch::LineCursor)
+    // and one count. BlockPrefetch's plan() and step(), which read and
+    // write the ranges in memory every step, took the form at n = 20 to
+    // 0.8x of this one's speed (flushed, 10^4 doubles).
+    constexpr index_t bytes = index_t(N) * N * index_t(sizeof(T));
+    constexpr int lines     = int((bytes + BlockPrefetch::line - 1) / BlockPrefetch::line) + 1;
+    constexpr int NR        = gemm_matrix_rows_tile_cols<T, N>;
+    static_assert(lines <= N * ((N + NR - 1) / NR),
+                  "gemm_matrix_rows: a line of each operand a k step covers the next matrix");
+    const auto line_of = [](const auto* p) { return BlockPrefetch::line_of(reinterpret_cast<const char*>(p)); };
+    const bool next      = requests && m + 1 < batch;
+    BlockPrefetch::LineCursor<1> next_a{next ? line_of(&A(m + 1, 0, 0)) : nullptr, {}};
+    BlockPrefetch::LineCursor<1> next_b{next ? line_of(&B(m + 1, 0, 0)) : nullptr, {}};
+    BlockPrefetch::LineCursor<1> next_c{next ? line_of(&C(m + 1, 0, 0)) : nullptr, {}};
+    int left       = next ? lines : 0;
+    auto each_step = [&]() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+      if (left > 0) {
+        --left;
+        next_a();
+        next_b();
+        next_c();
+      }
+    };
+    const auto run = [&](const auto& x, const auto& y, const auto& z) {
+      if (beta != T(0)) gemm_matrix_rows<N, true>(alpha, x, y, beta, z, each_step);
+      else gemm_matrix_rows<N, false>(alpha, x, y, beta, z, each_step);
+    };
+    if (transposed_c) run(transposed(b), transposed(a), transposed(c));
+    else run(a, b, c);
+#else
+    (void)m;
+#endif
+  }
+};
+
+/// Runs GEMM on host Views whose matrices lie one after another with
+/// gemm_matrix_rows and returns true, where it applies: square orders
+/// gemm_matrix_rows_first_order .. gemm_matrix_rows_last_order (compiled,
+/// see IBLA_HOST_SPECIALISED_ORDERS), alpha nonzero (alpha = 0 reads
+/// neither A nor B), and op(A) and C with the same unit-stride dimension
+/// (column-major matrices, op(A) = A; row-major, op(B) = B); else false,
+/// nothing done. Requests of the next matrix where the three are dense
+/// matrices and larger together than prefetch_above_bytes.
+template <class ExecSpace, class T, class AV, class BV, class CV>
+bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op transB,
+                            const T alpha, const AV& A, const BV& B, const T beta, const CV& C) {
+  const index_t batch = index_t(C.extent(0));
+  const index_t n     = index_t(C.extent(1));
+  const index_t k     = index_t(transA == Op::N ? A.extent(2) : A.extent(1));
+  if (batch == 0 || alpha == T(0) || index_t(C.extent(2)) != n || k != n ||
+      !gemm_matrix_rows_order<T>(n) || !detail::host_order_compiled(int(n)))
+    return false;
+  const auto a = apply_op(transA, lane_block(A, 0, lanes_c<1>{}));
+  const auto b = apply_op(transB, lane_block(B, 0, lanes_c<1>{}));
+  const auto c = lane_block(C, 0, lanes_c<1>{});
+  const bool by_columns = c.rs == 1 && a.rs == 1;
+  const bool by_rows    = c.cs == 1 && b.cs == 1;
+  if (!by_columns && !by_rows) return false;
+  const bool requests = dense_matrix(a) && dense_matrix(b) && dense_matrix(c) &&
+                        prefetches_next_block<lanes_c<1>>(0, 1, size_t(batch), A, B, C);
+  bool done = false;
+  detail::host_static_switch<gemm_matrix_rows_last_order>(int(n), [&](auto order) {
+    constexpr int N = decltype(order)::value;
+    if constexpr (gemm_matrix_rows_order<T>(N) && detail::host_order_specialised<N>) {
+      Kokkos::parallel_for(
+          "ibla::gemm",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
+                              Kokkos::IndexType<index_t>>(exec, 0, batch),
+          GemmMatrixRows<N, T, AV, BV, CV>{transA, transB, alpha, beta, A, B, C, !by_columns,
+                                           requests, batch});
+      done = true;
+    }
+  });
+  return done;
+}
+
 }  // namespace impl
 
 /// Batched GEMM on rank-3 Views (batch, rows, cols) of any supported layout:
 /// LayoutBlockInterleaved<L>, LayoutInterleaved, LayoutLeft, LayoutRight,
-/// LayoutStride. op is Op::N or Op::T (Op::C means Op::T for real types).
+/// LayoutStride (on host packed into block-interleaved scratch, or a matrix
+/// at a time, see gemm_matrix_rows_batch). op is Op::N or Op::T (Op::C means Op::T for real types).
 /// beta == 0 means C is not read. Throws ibla::argument_error, touching no
 /// data, when the arguments do not fit together.
 template <class ExecSpace, class Scalar, class AV, class BV, class CV>
@@ -1428,6 +1620,10 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
                                                    C);
           }))
         return;
+    }
+    if constexpr (is_host_space_v<ExecSpace> && impl::gemm_has_matrix_rows &&
+                  lanes_apart_v<AV> && lanes_apart_v<BV> && lanes_apart_v<CV>) {
+      if (impl::gemm_matrix_rows_batch(exec, transA, transB, T(alpha), A, B, T(beta), C)) return;
     }
     // Blocks packed into scratch (pack.hpp) are in cache: the choices made
     // for blocks read from the user's Views do not apply to them.

@@ -128,6 +128,41 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S, R, CS> single_lane(
   return lane_group<1>(b, l);
 }
 
+/// A matrix (a block of one lane) whose rows are contiguous (row stride 1:
+/// a column of a column-major matrix is a vector) as a block of one row
+/// whose lanes are the matrix's Rows rows: lane l of element (0, j) is the
+/// matrix's element (l, j). A kernel's vector form then runs on the rows of
+/// one matrix, a column a SIMD vector (gemm_matrix_rows).
+template <int Rows, class T, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Rows>, unit_stride> rows_as_lanes(
+    const LaneBlock<T, lanes_c<1>, S, R, CS>& m) {
+  KOKKOS_ASSERT(index_t(value_of(m.rs)) == 1 && m.rows == Rows);
+  return LaneBlock<T, lanes_c<Rows>, unit_stride>{m.data, index_t(0), index_t(value_of(m.cs)),
+                                                  unit_stride{}, {}, 1, m.cols};
+}
+
+/// Lane stride 0: every lane of a block sees the same matrix.
+using zero_stride = std::integral_constant<index_t, 0>;
+
+/// A matrix (a block of one lane) as a block of Lanes lanes that all see it
+/// (lane stride 0): each of its elements is one value broadcast over the
+/// lanes of a rows_as_lanes block.
+template <int Lanes, class T, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Lanes>, zero_stride> broadcast_lanes(
+    const LaneBlock<T, lanes_c<1>, S, R, CS>& m) {
+  return LaneBlock<T, lanes_c<Lanes>, zero_stride>{m.data, index_t(value_of(m.rs)),
+                                                   index_t(value_of(m.cs)), zero_stride{}, {},
+                                                   m.rows, m.cols};
+}
+
+/// Whether a matrix (a block of one lane) of Rows x Cols is dense: column-
+/// or row-major without gaps, its elements the Rows * Cols from its first.
+template <class T, class C, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION bool dense_matrix(const LaneBlock<T, C, S, R, CS>& m) {
+  const index_t rs = index_t(value_of(m.rs)), cs = index_t(value_of(m.cs));
+  return (rs == 1 && cs == m.rows) || (cs == 1 && rs == m.cols);
+}
+
 /// The same block with its column stride a compile-time constant, for a
 /// kernel instance of a compile-time row count Rows: in the block-interleaved
 /// layouts (the blocks whose row stride is the compile-time L) a column is
