@@ -1390,35 +1390,34 @@ bool with_gemm_team_tiles_shape(const index_t m, const index_t n, const F& f) {
 /// flushed / warm, GFLOP/s) n = 8 19-21 / 38 against 19.6 / 37 (no lead,
 /// so not at 8), 10 22.5 / 43 against 20.5 / 41, 12 28 / 54 against 24 /
 /// 47, 16 37 / 65 against 29 / 49, 20 45 / 54 against 33 / 36, 24 53 / 54
-/// against 37 / 37, 32 68 / 64 against 44 / 42. This form against the
-/// packed blocks (micro-driver: ibla::gemm NN on such Views in a
-/// LayoutStride View, 10^4 doubles, C restored, flushed, medians of 15
-/// calls, two builds alternated, 2 runs, microseconds): n = 10 1074-1119
-/// -> 954-1000, 12 1645-1647 -> 1482-1687, 16 3393-3659 -> 2319-2328, 20
-/// 6096-6213 -> 4009-4066, 24 9119-9470 -> 6421-6439, 32 18082-19835 ->
-/// 10093-10318; ibla_bench (--ops gemm --impls ibla,ibla+conv,libxsmm,
-/// eigen,omp+openblas,kk-simd+conv --reps 15), `ibla<strided>` against
-/// the best peer on that storage, flushed / warm: n = 10 1.04 / 0.81, 12
-/// 1.02 / 0.84, 16 1.27 / 1.25, 20 1.21 / 1.21, 24 1.13 / 1.13, 32 1.34 /
-/// 1.33 (67.8 GFLOP/s against OpenBLAS's 50.4).
+/// against 37 / 37, 32 68 / 64 against 44 / 42. This form (with the parts
+/// of gemm_matrix_rows_part_lanes) against the packed blocks (micro-driver:
+/// ibla::gemm NN on such Views in a LayoutStride View, 10^4 doubles, C
+/// restored, medians of 11 calls, the two builds in one run, microseconds,
+/// the same sums), flushed: n = 10 1081 -> 954, 11 1385 -> 1218, 12 1622
+/// -> 1347, 13 2172 -> 1763, 16 3387 -> 2448, 18 5062 -> 3423, 20 5970 ->
+/// 4124, 24 8967 -> 5551, 27 12699 -> 10269, 31 17038 -> 15051, 32 18492
+/// -> 10411; warm 0.97x at 11, 1.04x at 13, 1.19-1.95x at the others. The
+/// main benchmark's cells: perf_tests/RESULTS.md (seventeenth session).
 inline constexpr int gemm_matrix_rows_first_order = 10;
 inline constexpr int gemm_matrix_rows_last_order  = 32;
 
 /// Whether gemm_matrix_rows takes the square order n of T: doubles every
 /// order from gemm_matrix_rows_first_order to the last; floats from 16
-/// where at most 5 rows are left past the column's last whole vector of 16
-/// (16..21 and 32). The lane loops of the other float orders end in GCC's
-/// epilogues (8 and 4 lanes, then scalars), and the form ran at 0.45-0.99x
-/// of the packed blocks there, 0.45-0.58x at 27..31, while 16..21 and 32
-/// ran at 1.05-1.75x (micro-driver: ibla::gemm NN, alpha 1.5, beta 0.5 on
-/// column-major matrices one after another in a LayoutStride View, 10^4
-/// problems, C restored, flushed, 2 threads, medians of 11 calls, before
-/// -> after); doubles 1.02-1.75x at every order from 10 (1.3x or more at
-/// 10, 11, 12, 16, 20, 22, 24, 26, 27, 28 and 32).
+/// where at most 5 rows are left past the column's last whole vector of 16,
+/// or 8 (16..21, 24 and 32). Against the packed blocks (micro-driver:
+/// ibla::gemm NN, alpha 1.5, beta 0.5 on column-major matrices one after
+/// another in a LayoutStride View, 10^4 problems, C restored, 2 threads,
+/// medians of 11 calls, flushed / warm, with the parts of
+/// gemm_matrix_rows_part_lanes): floats n = 16 1.52x / 1.99x, 17 1.33x /
+/// 1.39x, 18 1.33x / 1.34x, 20 1.24x / 1.32x, 24 1.37x / 1.58x, 32 1.72x
+/// / 1.69x (19 and 21, one lane loop a column: 1.21x and 1.16x flushed),
+/// but 10..14 0.64-0.85x warm, 22, 23, 26, 28 0.83-0.97x and 27, 31
+/// 0.52-0.59x; doubles 1.02-1.75x flushed at every order from 10.
 template <class T>
 constexpr bool gemm_matrix_rows_order(const index_t n) {
   if (n < gemm_matrix_rows_first_order || n > gemm_matrix_rows_last_order) return false;
-  return sizeof(T) >= 8 || (n >= 16 && n % 16 <= 5);
+  return sizeof(T) >= 8 || (n >= 16 && (n % 16 <= 5 || n % 16 == 8));
 }
 
 /// Whether this host compiles gemm_matrix_rows: 64-byte vectors and 32 of
@@ -1428,39 +1427,82 @@ inline constexpr bool gemm_has_matrix_rows =
     !IBLA_IMPL_DEVICE_PASS && host_simd_bytes >= 64 && host_has_wide_register_file;
 
 /// Columns of C a tile of gemm_matrix_rows of order N: as many as keep the
-/// tile's accumulators (a column of N values of T, N * sizeof(T) /
-/// host_simd_bytes vectors rounded up) within 24 vector registers, at most
-/// 6. Measured at 16, 24, 32 (doubles; the prototype above): 6 columns
+/// largest tile's accumulators (the whole vectors of a column, N *
+/// sizeof(T) / host_simd_bytes) within 24 vector registers, at most 6.
+/// Measured at 16, 24, 32 (doubles; the prototype above): 6 columns
 /// against 4, flushed 1.04x, 1.06x, 1.11x.
 template <class T, int N>
 inline constexpr int gemm_matrix_rows_tile_cols = [] {
-  constexpr int vectors = (N * int(sizeof(T)) + host_simd_bytes - 1) / host_simd_bytes;
-  constexpr int fit     = 24 / vectors;
-  return fit < 1 ? 1 : fit > 6 ? 6 : fit;
+  constexpr int vectors = N * int(sizeof(T)) / host_simd_bytes;
+  constexpr int fit     = 24 / (vectors > 1 ? vectors : 1);
+  return fit > 6 ? 6 : fit;
+}();
+
+/// Rows [First, N) of a tile column of gemm_matrix_rows (C's columns j0 ..
+/// j0 + NR - 1): as many rows of Lanes lanes as fit, one tile, then the
+/// rest in halves (Lanes / 2, ...), a tile each, so that every lane loop
+/// is one whole vector (or half, quarter of one) of a compile-time length.
+/// A lane loop as long as a whole column (12 rows of doubles: 8 + 4) ended
+/// in GCC's epilogues, which kept the tile's accumulators on the stack
+/// (perf: most of the time in their stores and reloads, and in scalar FMAs).
+template <int N, int NR, bool ReadC, int First, int Lanes, class T, class BA, class BB, class BC,
+          class EachStep>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_matrix_rows_parts(const int j0, const T alpha, const BA& A,
+                                                        const BB& B, const T beta, const BC& C,
+                                                        EachStep& each_step) {
+  if constexpr (First < N && Lanes >= 1) {
+    constexpr int groups = (N - First) / Lanes;
+    if constexpr (groups > 0) {
+      const detail::HostSoloMember member;
+      gemm_tile<groups, NR, ReadC>(member, 0, j0, std::integral_constant<int, N>{}, alpha,
+                                   rows_as_lanes<Lanes>(A, First, groups),
+                                   broadcast_lanes<Lanes>(B), beta,
+                                   rows_as_lanes<Lanes>(C, First, groups), each_step);
+    }
+    gemm_matrix_rows_parts<N, NR, ReadC, First + groups * Lanes, Lanes / 2>(j0, alpha, A, B, beta,
+                                                                           C, each_step);
+  }
+}
+
+/// The lanes of the first parts gemm_matrix_rows_parts cuts a column of
+/// order N into: a whole vector of T where the rows past the column's last
+/// whole vector are none or one part (a power of two), else N (the column
+/// one lane loop). Where that rest takes two parts or more (N = 11, 13, 23,
+/// 27, 31 doubles: 8 + 2 + 1, 8 + 4 + 1, ...) the tiles of the small parts,
+/// each reloading B's broadcasts, cost more than the epilogues they saved
+/// (micro-driver of gemm_matrix_rows_first_order, one run flushed / warm,
+/// the whole column -> parts: n = 13 0.96x / 0.83x, 27 0.94x / 0.94x, 31
+/// 0.88x / 0.91x; n = 14 1.09x / 1.45x), while one part or none gained: n
+/// = 10 1.07x / 0.91x, 12 1.04x / 1.15x, 16 1.00x / 1.18x, 18 1.21x /
+/// 1.43x, 20 0.94x / 1.02x, 24 1.16x / 1.32x, 28 0.95x / 1.00x, 32 1.01x /
+/// 1.03x.
+template <class T, int N>
+inline constexpr int gemm_matrix_rows_part_lanes = [] {
+  constexpr int vector = host_simd_bytes / int(sizeof(T));
+  constexpr int rest   = N % vector;
+  return (rest & (rest - 1)) == 0 ? vector : N;
 }();
 
 /// One matrix of order N: A, B and C are blocks of one lane (lane_block of
-/// one matrix, op applied), A and C with unit row stride. C's columns are
-/// the SIMD vectors: gemm_tile's vector form with the matrix's rows as its
-/// lanes (rows_as_lanes) and B's elements broadcast over them
-/// (broadcast_lanes), tiles of one row and gemm_matrix_rows_tile_cols
-/// columns. Every element gets the same operations in the same order as in
-/// the blocks of L matrices (k increasing, fused, then alpha and beta), so
-/// the same bits. each_step() runs before every k step of the tiles.
+/// one matrix, op applied), A and C with unit row stride. Parts of C's
+/// columns are the SIMD vectors: gemm_tile's vector form with the matrix's
+/// rows as its lanes (rows_as_lanes) and B's elements broadcast over them
+/// (broadcast_lanes), tiles of gemm_matrix_rows_tile_cols columns and of
+/// the rows gemm_matrix_rows_parts cuts. Every element gets the same
+/// operations in the same order as in the blocks of L matrices (k
+/// increasing, fused, then alpha and beta), so the same bits. each_step()
+/// runs before every k step of the tiles.
 template <int N, bool ReadC, class T, class BA, class BB, class BC, class EachStep>
 KOKKOS_FORCEINLINE_FUNCTION void gemm_matrix_rows(const T alpha, const BA& A, const BB& B,
                                                   const T beta, const BC& C,
                                                   EachStep& each_step) {
-  constexpr int NR   = gemm_matrix_rows_tile_cols<T, N>;
-  constexpr int full = N / NR * NR;
-  const detail::HostSoloMember member;
-  const auto a = rows_as_lanes<N>(A);
-  const auto b = broadcast_lanes<N>(B);
-  const auto c = rows_as_lanes<N>(C);
-  const std::integral_constant<int, N> k{};
+  constexpr int NR    = gemm_matrix_rows_tile_cols<T, N>;
+  constexpr int full  = N / NR * NR;
+  constexpr int Lanes = gemm_matrix_rows_part_lanes<T, N>;
   for (int j0 = 0; j0 < full; j0 += NR)
-    gemm_tile<1, NR, ReadC>(member, 0, j0, k, alpha, a, b, beta, c, each_step);
-  if constexpr (full < N) gemm_tile<1, N - full, ReadC>(member, 0, full, k, alpha, a, b, beta, c, each_step);
+    gemm_matrix_rows_parts<N, NR, ReadC, 0, Lanes>(j0, alpha, A, B, beta, C, each_step);
+  if constexpr (full < N)
+    gemm_matrix_rows_parts<N, N - full, ReadC, 0, Lanes>(full, alpha, A, B, beta, C, each_step);
 }
 
 /// gemm_matrix_rows over a batch, a matrix per index. Where C's columns are
@@ -1468,8 +1510,9 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_matrix_rows(const T alpha, const BA& A, co
 /// columns are C's rows (the products are the same, fused in the same
 /// order: the same bits). With requests, each matrix requests the next
 /// one's A, B and C over its k steps (a line of each a step, as the blocks
-/// of block-interleaved Views do, gemm_requests_every_k_step): requested at
-/// once the lines came while the matrix itself waited on its loads.
+/// of block-interleaved Views do, gemm_requests_every_k_step): the
+/// prototype of gemm_matrix_rows_first_order without them ran flushed n =
+/// 16 at 30.5 against 36-37 GFLOP/s, 32 at 47-51 against 61-68.
 template <int N, class T, class AV, class BV, class CV>
 struct GemmMatrixRows {
   Op transA, transB;
@@ -1490,8 +1533,8 @@ struct GemmMatrixRows {
     // reaches into lines (one more where it starts inside a line): a copy
     // of each range's next line in a register (BlockPrefetch::LineCursor)
     // and one count. BlockPrefetch's plan() and step(), which read and
-    // write the ranges in memory every step, took the form at n = 20 to
-    // 0.8x of this one's speed (flushed, 10^4 doubles).
+    // write the ranges in memory every step, took the form to 0.9x of this
+    // one's speed at n = 20 and 32 (flushed, 10^4 doubles, 2 runs).
     constexpr index_t bytes = index_t(N) * N * index_t(sizeof(T));
     constexpr int lines     = int((bytes + BlockPrefetch::line - 1) / BlockPrefetch::line) + 1;
     constexpr int NR        = gemm_matrix_rows_tile_cols<T, N>;

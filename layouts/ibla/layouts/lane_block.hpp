@@ -128,17 +128,19 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S, R, CS> single_lane(
   return lane_group<1>(b, l);
 }
 
-/// A matrix (a block of one lane) whose rows are contiguous (row stride 1:
-/// a column of a column-major matrix is a vector) as a block of one row
-/// whose lanes are the matrix's Rows rows: lane l of element (0, j) is the
-/// matrix's element (l, j). A kernel's vector form then runs on the rows of
-/// one matrix, a column a SIMD vector (gemm_matrix_rows).
-template <int Rows, class T, class S, class R, class CS>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Rows>, unit_stride> rows_as_lanes(
-    const LaneBlock<T, lanes_c<1>, S, R, CS>& m) {
-  KOKKOS_ASSERT(index_t(value_of(m.rs)) == 1 && m.rows == Rows);
-  return LaneBlock<T, lanes_c<Rows>, unit_stride>{m.data, index_t(0), index_t(value_of(m.cs)),
-                                                  unit_stride{}, {}, 1, m.cols};
+/// Rows [first, first + groups * Lanes) of a matrix (a block of one lane)
+/// whose rows are contiguous (row stride 1: a column of a column-major
+/// matrix is a vector) as a block of `groups` rows whose lanes are Lanes
+/// consecutive rows of the matrix: lane l of element (r, j) is the
+/// matrix's element (first + r * Lanes + l, j). A kernel's vector form then
+/// runs on the rows of one matrix, a part of a column a SIMD vector
+/// (gemm_matrix_rows).
+template <int Lanes, class T, class S, class R, class CS>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Lanes>, unit_stride> rows_as_lanes(
+    const LaneBlock<T, lanes_c<1>, S, R, CS>& m, const int first, const int groups) {
+  KOKKOS_ASSERT(index_t(value_of(m.rs)) == 1 && first + groups * Lanes <= m.rows);
+  return LaneBlock<T, lanes_c<Lanes>, unit_stride>{
+      m.ptr(first, 0), index_t(Lanes), index_t(value_of(m.cs)), unit_stride{}, {}, groups, m.cols};
 }
 
 /// Lane stride 0: every lane of a block sees the same matrix.
