@@ -1540,8 +1540,10 @@ struct GemmMatrixRows {
     constexpr int NR        = gemm_matrix_rows_tile_cols<T, N>;
     static_assert(lines <= N * ((N + NR - 1) / NR),
                   "gemm_matrix_rows: a line of each operand a k step covers the next matrix");
-    const auto line_of = [](const auto* p) { return BlockPrefetch::line_of(reinterpret_cast<const char*>(p)); };
-    const bool next      = requests && m + 1 < batch;
+    const auto line_of = [](const auto* p) {
+      return BlockPrefetch::line_of(reinterpret_cast<const char*>(p));
+    };
+    const bool next = requests && m + 1 < batch;
     BlockPrefetch::LineCursor<1> next_a{next ? line_of(&A(m + 1, 0, 0)) : nullptr, {}};
     BlockPrefetch::LineCursor<1> next_b{next ? line_of(&B(m + 1, 0, 0)) : nullptr, {}};
     BlockPrefetch::LineCursor<1> next_c{next ? line_of(&C(m + 1, 0, 0)) : nullptr, {}};
