@@ -246,8 +246,8 @@ TEST(DeterminismAcrossLayouts, Gemm) {
 // are two full blocks, the first requesting the next one's lines, and a
 // partial one; square and rectangular, transposed operands, beta zero (C
 // holding NaN, which must not reach the result) or not. On AVX-512 hosts the
-// 32 x 32 x 32 case without transposes runs a matrix at a time instead
-// (gemm_matrix_rows, tested below), with the same bits.
+// 8 x 8 x 8 and 32 x 32 x 32 cases without transposes run a matrix at a
+// time instead (gemm_matrix_rows, tested below), with the same bits.
 TEST(DeterminismAcrossLayouts, GemmOnMatricesApartGivesTheBlockInterleavedBits) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
@@ -348,8 +348,8 @@ TEST(DeterminismAcrossLayouts, GemmPackedRequestingNextBlockFloat) {
 // prefetch_above_bytes, odd counts), beta zero (C holding NaN, which must
 // not reach the result) or not. The form is called directly too, so that
 // the test says whether it ran where it should (and only there: its other
-// cases, and float orders it leaves, go to the packed blocks, whose bits
-// must be the same).
+// cases, the orders below it and float orders it leaves, go to the packed
+// blocks, whose bits must be the same).
 template <class T, class Layout>
 std::pair<bool, HostBatch<T>> gemm_matrix_rows_directly(const GemmCase<T>& c) {
   using Exec = Kokkos::DefaultExecutionSpace;
@@ -428,9 +428,9 @@ void gemm_matrix_rows_gives_the_block_interleaved_bits(const std::vector<int>& o
 TEST(DeterminismAcrossLayouts, GemmMatrixRowsDouble) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "the form is the host kernels' (device lanes are threads)";
-  static_assert(ibla::impl::gemm_matrix_rows_first_order == 10 &&
+  static_assert(ibla::impl::gemm_matrix_rows_first_order == 8 &&
                 ibla::impl::gemm_matrix_rows_last_order == 32);
-  gemm_matrix_rows_gives_the_block_interleaved_bits<double>({9, 10, 13, 20, 27, 32});
+  gemm_matrix_rows_gives_the_block_interleaved_bits<double>({7, 8, 9, 13, 20, 27, 32});
 }
 TEST(DeterminismAcrossLayouts, GemmMatrixRowsFloat) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)

@@ -1387,8 +1387,8 @@ bool with_gemm_team_tiles_shape(const index_t m, const index_t n, const F& f) {
 /// 6 model 167, AVX-512, 2 threads; perf_tests/RESULTS.md, 2026-12-06): a
 /// prototype of this form outside the repo against LIBXSMM's JIT kernels on
 /// the same column-major matrices (10^4 doubles, alpha 1.5, beta 0.5,
-/// flushed / warm, GFLOP/s) n = 8 19-21 / 38 against 19.6 / 37 (no lead,
-/// so not at 8), 10 22.5 / 43 against 20.5 / 41, 12 28 / 54 against 24 /
+/// flushed / warm, GFLOP/s) n = 8 19-21 / 38 against 19.6 / 37, 10 22.5
+/// / 43 against 20.5 / 41, 12 28 / 54 against 24 /
 /// 47, 16 37 / 65 against 29 / 49, 20 45 / 54 against 33 / 36, 24 53 / 54
 /// against 37 / 37, 32 68 / 64 against 44 / 42. This form (with the parts
 /// of gemm_matrix_rows_part_lanes) against the packed blocks (micro-driver:
@@ -1397,9 +1397,12 @@ bool with_gemm_team_tiles_shape(const index_t m, const index_t n, const F& f) {
 /// the same sums), flushed: n = 10 1081 -> 954, 11 1385 -> 1218, 12 1622
 /// -> 1347, 13 2172 -> 1763, 16 3387 -> 2448, 18 5062 -> 3423, 20 5970 ->
 /// 4124, 24 8967 -> 5551, 27 12699 -> 10269, 31 17038 -> 15051, 32 18492
-/// -> 10411; warm 0.97x at 11, 1.04x at 13, 1.19-1.95x at the others. The
-/// main benchmark's cells: perf_tests/RESULTS.md (seventeenth session).
-inline constexpr int gemm_matrix_rows_first_order = 10;
+/// -> 10411; warm 0.97x at 11, 1.04x at 13, 1.19-1.95x at the others;
+/// with the form from 8 (2 runs), n = 8 flushed 632-686 -> 560-640, warm
+/// 362-370 -> 293-296, 9 flushed 822-1136 -> 735-810, warm 525-532 ->
+/// 423-424. Below 8 a column is less than a vector. The main benchmark's
+/// cells: perf_tests/RESULTS.md (seventeenth session).
+inline constexpr int gemm_matrix_rows_first_order = 8;
 inline constexpr int gemm_matrix_rows_last_order  = 32;
 
 /// Whether gemm_matrix_rows takes the square order n of T: doubles every
@@ -1413,7 +1416,7 @@ inline constexpr int gemm_matrix_rows_last_order  = 32;
 /// 1.39x, 18 1.33x / 1.34x, 20 1.24x / 1.32x, 24 1.37x / 1.58x, 32 1.72x
 /// / 1.69x (19 and 21, one lane loop a column: 1.21x and 1.16x flushed),
 /// but 10..14 0.64-0.85x warm, 22, 23, 26, 28 0.83-0.97x and 27, 31
-/// 0.52-0.59x; doubles 1.02-1.75x flushed at every order from 10.
+/// 0.52-0.59x; doubles 1.02-1.75x flushed at every order from 8.
 template <class T>
 constexpr bool gemm_matrix_rows_order(const index_t n) {
   if (n < gemm_matrix_rows_first_order || n > gemm_matrix_rows_last_order) return false;
