@@ -1582,6 +1582,11 @@ struct GemmMatrixRows {
 template <class ExecSpace, class T, class AV, class BV, class CV>
 bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op transB,
                             const T alpha, const AV& A, const BV& B, const T beta, const CV& C) {
+#if IBLA_IMPL_DEVICE_PASS
+  // Host only (gemm_has_matrix_rows); matrices_contiguous is not compiled here.
+  (void)exec, (void)transA, (void)transB, (void)alpha, (void)A, (void)B, (void)beta, (void)C;
+  return false;
+#else
   const index_t batch = index_t(C.extent(0));
   const index_t n     = index_t(C.extent(1));
   const index_t k     = index_t(transA == Op::N ? A.extent(2) : A.extent(1));
@@ -1594,7 +1599,9 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
   const bool by_columns = c.rs == 1 && a.rs == 1;
   const bool by_rows    = c.cs == 1 && b.cs == 1;
   if (!by_columns && !by_rows) return false;
-  const bool requests = dense_matrix(a) && dense_matrix(b) && dense_matrix(c) &&
+  bool by = true;  // by columns or by rows: either way one range of bytes a matrix
+  const bool requests = matrices_contiguous(a, by) && matrices_contiguous(b, by) &&
+                        matrices_contiguous(c, by) &&
                         prefetches_next_block<lanes_c<1>>(0, 1, size_t(batch), A, B, C);
   bool done = false;
   detail::host_static_switch<gemm_matrix_rows_last_order>(int(n), [&](auto order) {
@@ -1610,6 +1617,7 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
     }
   });
   return done;
+#endif
 }
 
 }  // namespace impl

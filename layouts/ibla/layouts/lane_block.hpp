@@ -157,14 +157,6 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Lanes>, zero_stride> broadcast_
                                                    m.rows, m.cols};
 }
 
-/// Whether a matrix (a block of one lane) of Rows x Cols is dense: column-
-/// or row-major without gaps, its elements the Rows * Cols from its first.
-template <class T, class C, class S, class R, class CS>
-KOKKOS_FORCEINLINE_FUNCTION bool dense_matrix(const LaneBlock<T, C, S, R, CS>& m) {
-  const index_t rs = index_t(value_of(m.rs)), cs = index_t(value_of(m.cs));
-  return (rs == 1 && cs == m.rows) || (cs == 1 && rs == m.cols);
-}
-
 /// The same block with its column stride a compile-time constant, for a
 /// kernel instance of a compile-time row count Rows: in the block-interleaved
 /// layouts (the blocks whose row stride is the compile-time L) a column is
