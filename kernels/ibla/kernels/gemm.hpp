@@ -1486,6 +1486,36 @@ inline constexpr int gemm_matrix_rows_part_lanes = [] {
   return (rest & (rest - 1)) == 0 ? vector : N;
 }();
 
+/// Whether GemmMatrixRows of order N runs dense matrices (column stride N,
+/// or row stride N where it computes C^T) with their strides as
+/// compile-time constants (with_fixed_strides): orders whose column is cut
+/// into parts (gemm_matrix_rows_part_lanes) and takes at most two whole
+/// vectors. With runtime strides GCC kept the broadcasts' column addresses
+/// on the stack and the next-matrix cursors in memory (perf, n = 8: a
+/// stack reload between the FMAs of every k step). Measured on an Intel
+/// Xeon VM (family 6 model 167, AVX-512, 2 threads; micro-driver outside
+/// the repo: ibla::gemm NN, alpha 1.5, beta 0.5 on column-major matrices
+/// one after another in a LayoutStride View, 10^4 problems, C restored, 15
+/// calls, medians, 2 runs, GFLOP/s flushed / warm, runtime -> compile-time
+/// strides, the same sums): doubles n = 8 16.4-16.5 / 26.2-26.7 -> 18.7-19.2
+/// / 36.7, 9 16.2-16.8 / 25.8-26.5 -> 20.2-20.4 / 37.7-39.5, 10 22.0 / 35.1-35.3
+/// -> 22.6-23.5 / 38.9-43.2, 12 25.5-25.8 / 46.5-47.2 -> 28.4 / 53.1-55.5,
+/// 16 35.9-36.5 / 56.8-61.2 -> 37.2-37.6 / 66.7-67.6, 18 33.4-34.2 /
+/// 39.9-41.7 -> 37.5-38.4 / 44.9-45.3, 20 38.1-39.3 / 43.2-43.4 ->
+/// 40.5-41.5 / 43.6-46.1; floats n = 16 72.4-74.1 / 135.4 -> 76.0-78.0 /
+/// 144.9-147.3, 17 63.6-63.8 / 86.9-87.5 -> 72.0-72.9 / 113.0-120.3, 18
+/// 62.6-64.2 / 91.6-93.9 -> 66.5-67.8 / 108.7-110.4, 20 70.3-70.9 / 101.5 ->
+/// 79.4 / 123.5-123.7, 24 80.8-81.0 / 108.5-113.2 -> 85.5-86.8 /
+/// 104.9-121.4, 32 119.3-123.0 / 125.8-129.5 -> 125.9-127.6 / 128.5-136.5.
+/// Not where a column takes three or four whole vectors (doubles n = 24
+/// 0.97-1.00x, 32 0.95-0.96x; 26 and 28 1.04-1.08x) nor where it is one
+/// lane loop (doubles n = 11 0.94-0.99x, 13 0.85-0.93x, 14 0.90-0.96x, 22
+/// 0.91-0.99x, 21 1.08-1.15x; floats 19 0.92-1.01x, 21 1.15-1.26x).
+template <class T, int N>
+inline constexpr bool gemm_matrix_rows_fixed_strides =
+    gemm_matrix_rows_part_lanes<T, N> == host_simd_bytes / int(sizeof(T)) &&
+    N / (host_simd_bytes / int(sizeof(T))) <= 2;
+
 /// One matrix of order N: A, B and C are blocks of one lane (lane_block of
 /// one matrix, op applied), A and C with unit row stride. Parts of C's
 /// columns are the SIMD vectors: gemm_tile's vector form with the matrix's
@@ -1563,8 +1593,24 @@ struct GemmMatrixRows {
       if (beta != T(0)) gemm_matrix_rows<N, true>(alpha, x, y, beta, z, each_step);
       else gemm_matrix_rows<N, false>(alpha, x, y, beta, z, each_step);
     };
-    if (transposed_c) run(transposed(b), transposed(a), transposed(c));
-    else run(a, b, c);
+    // Inlined, so that the cursors and the count stay in registers.
+    const auto run_dense_or = [&](const auto& x, const auto& y,
+                                  const auto& z) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+      if constexpr (gemm_matrix_rows_fixed_strides<T, N>) {
+        const auto dense = [](const auto& m) { return m.rs == 1 && m.cs == N; };
+        if (dense(x) && dense(y) && dense(z)) {
+          const auto fx = with_fixed_strides<1, N>(x);
+          const auto fy = with_fixed_strides<1, N>(y);
+          const auto fz = with_fixed_strides<1, N>(z);
+          if (beta != T(0)) gemm_matrix_rows<N, true>(alpha, fx, fy, beta, fz, each_step);
+          else gemm_matrix_rows<N, false>(alpha, fx, fy, beta, fz, each_step);
+          return;
+        }
+      }
+      run(x, y, z);
+    };
+    if (transposed_c) run_dense_or(transposed(b), transposed(a), transposed(c));
+    else run_dense_or(a, b, c);
 #else
     (void)m;
 #endif

@@ -128,19 +128,30 @@ KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<1>, S, R, CS> single_lane(
   return lane_group<1>(b, l);
 }
 
+/// The row stride of rows_as_lanes' block: Lanes, held at compile time
+/// where the matrix's column stride is (with_fixed_strides).
+template <int Lanes, class CS>
+using rows_as_lanes_row_stride =
+    std::conditional_t<std::is_same<CS, index_t>::value, index_t,
+                       std::integral_constant<index_t, Lanes>>;
+
 /// Rows [first, first + groups * Lanes) of a matrix (a block of one lane)
 /// whose rows are contiguous (row stride 1: a column of a column-major
 /// matrix is a vector) as a block of `groups` rows whose lanes are Lanes
 /// consecutive rows of the matrix: lane l of element (r, j) is the
 /// matrix's element (first + r * Lanes + l, j). A kernel's vector form then
 /// runs on the rows of one matrix, a part of a column a SIMD vector
-/// (gemm_matrix_rows).
+/// (gemm_matrix_rows). A compile-time column stride stays one.
 template <int Lanes, class T, class S, class R, class CS>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Lanes>, unit_stride> rows_as_lanes(
-    const LaneBlock<T, lanes_c<1>, S, R, CS>& m, const int first, const int groups) {
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Lanes>, unit_stride,
+                                      rows_as_lanes_row_stride<Lanes, CS>, CS>
+rows_as_lanes(const LaneBlock<T, lanes_c<1>, S, R, CS>& m, const int first, const int groups) {
   KOKKOS_ASSERT(index_t(value_of(m.rs)) == 1 && first + groups * Lanes <= m.rows);
-  return LaneBlock<T, lanes_c<Lanes>, unit_stride>{
-      m.ptr(first, 0), index_t(Lanes), index_t(value_of(m.cs)), unit_stride{}, {}, groups, m.cols};
+  using RS = rows_as_lanes_row_stride<Lanes, CS>;
+  RS rs{};
+  if constexpr (std::is_same<RS, index_t>::value) rs = Lanes;
+  return LaneBlock<T, lanes_c<Lanes>, unit_stride, RS, CS>{m.ptr(first, 0), rs, m.cs, unit_stride{},
+                                                           {}, groups, m.cols};
 }
 
 /// Lane stride 0: every lane of a block sees the same matrix.
@@ -148,13 +159,27 @@ using zero_stride = std::integral_constant<index_t, 0>;
 
 /// A matrix (a block of one lane) as a block of Lanes lanes that all see it
 /// (lane stride 0): each of its elements is one value broadcast over the
-/// lanes of a rows_as_lanes block.
+/// lanes of a rows_as_lanes block. Its strides keep their types.
 template <int Lanes, class T, class S, class R, class CS>
-KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Lanes>, zero_stride> broadcast_lanes(
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, lanes_c<Lanes>, zero_stride, R, CS> broadcast_lanes(
     const LaneBlock<T, lanes_c<1>, S, R, CS>& m) {
-  return LaneBlock<T, lanes_c<Lanes>, zero_stride>{m.data, index_t(value_of(m.rs)),
-                                                   index_t(value_of(m.cs)), zero_stride{}, {},
-                                                   m.rows, m.cols};
+  return LaneBlock<T, lanes_c<Lanes>, zero_stride, R, CS>{m.data, m.rs, m.cs, zero_stride{}, {},
+                                                          m.rows, m.cols};
+}
+
+/// The same block with its row and column strides the compile-time RS and
+/// CS, which its runtime strides equal: a kernel of a compile-time order
+/// then addresses every element as the block's origin plus a constant (a
+/// dense column-major matrix: RS = 1, CS = its order; see
+/// gemm_matrix_rows_fixed_strides).
+template <index_t RS, index_t CS, class T, class C, class S, class R, class CS0>
+KOKKOS_FORCEINLINE_FUNCTION LaneBlock<T, C, S, std::integral_constant<index_t, RS>,
+                                      std::integral_constant<index_t, CS>>
+with_fixed_strides(const LaneBlock<T, C, S, R, CS0>& b) {
+  KOKKOS_ASSERT(index_t(value_of(b.rs)) == RS && index_t(value_of(b.cs)) == CS);
+  return LaneBlock<T, C, S, std::integral_constant<index_t, RS>,
+                   std::integral_constant<index_t, CS>>{b.data, {}, {}, b.ls, b.lanes, b.rows,
+                                                         b.cols};
 }
 
 /// The same block with its column stride a compile-time constant, for a
