@@ -1508,9 +1508,10 @@ inline constexpr int gemm_matrix_rows_part_lanes = [] {
 /// 79.4 / 123.5-123.7, 24 80.8-81.0 / 108.5-113.2 -> 85.5-86.8 /
 /// 104.9-121.4, 32 119.3-123.0 / 125.8-129.5 -> 125.9-127.6 / 128.5-136.5.
 /// Not where a column takes three or four whole vectors (doubles n = 24
-/// 0.97-1.00x, 32 0.95-0.96x; 26 and 28 1.04-1.08x) nor where it is one
-/// lane loop (doubles n = 11 0.94-0.99x, 13 0.85-0.93x, 14 0.90-0.96x, 22
-/// 0.91-0.99x, 21 1.08-1.15x; floats 19 0.92-1.01x, 21 1.15-1.26x).
+/// 0.92-1.03x, 32 0.93-0.96x; 26 1.04-1.08x, 28 1.01-1.05x and once 1.40x)
+/// nor where it is one lane loop (doubles n = 11 0.93-1.00x, 13
+/// 0.85-0.95x, 14 0.90-0.99x, 22 0.91-0.99x, but 21 1.08-1.16x; floats 19
+/// 0.92-1.01x, 21 1.13-1.26x).
 template <class T, int N>
 inline constexpr bool gemm_matrix_rows_fixed_strides =
     gemm_matrix_rows_part_lanes<T, N> == host_simd_bytes / int(sizeof(T)) &&
