@@ -1594,7 +1594,9 @@ struct GemmMatrixRows {
       if (beta != T(0)) gemm_matrix_rows<N, true>(alpha, x, y, beta, z, each_step);
       else gemm_matrix_rows<N, false>(alpha, x, y, beta, z, each_step);
     };
-    // Inlined, so that the cursors and the count stay in registers.
+    // Inlined, so that the cursors and the count stay in registers; run,
+    // the runtime-stride form, stays the call it was when it was measured
+    // (the orders it keeps lost with compile-time strides).
     const auto run_dense_or = [&](const auto& x, const auto& y,
                                   const auto& z) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
       if constexpr (gemm_matrix_rows_fixed_strides<T, N>) {
