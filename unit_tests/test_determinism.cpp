@@ -257,13 +257,16 @@ TEST(DeterminismAcrossLayouts, GemmOnMatricesApartGivesTheBlockInterleavedBits) 
     int m, n, k;
     Op ta, tb;
   };
+  std::vector<Shape> shapes{Shape{4, 4, 4, Op::N, Op::T},    Shape{5, 5, 5, Op::N, Op::N},
+                            Shape{8, 8, 8, Op::N, Op::N},    Shape{4, 5, 3, Op::N, Op::N},
+                            Shape{13, 7, 9, Op::T, Op::N},   Shape{9, 12, 1, Op::N, Op::T},
+                            Shape{16, 16, 16, Op::T, Op::T}, Shape{3, 32, 20, Op::N, Op::N},
+                            Shape{32, 32, 32, Op::N, Op::N}};
+  // A 3 x 3 C is packed on the CPUs where its gathers lost (not on a Zen 4).
+  if (3 * 3 > ibla::impl::gemm_unpacked_elements()) shapes.push_back(Shape{3, 3, 3, Op::T, Op::N});
   int packed = 0;
-  for (const Shape& s : {Shape{4, 4, 4, Op::N, Op::T}, Shape{5, 5, 5, Op::N, Op::N},
-                         Shape{8, 8, 8, Op::N, Op::N},
-                         Shape{4, 5, 3, Op::N, Op::N}, Shape{13, 7, 9, Op::T, Op::N},
-                         Shape{9, 12, 1, Op::N, Op::T}, Shape{16, 16, 16, Op::T, Op::T},
-                         Shape{3, 32, 20, Op::N, Op::N}, Shape{32, 32, 32, Op::N, Op::N}}) {
-    ASSERT_GT(s.m * s.n, ibla::impl::gemm_unpacked_elements);
+  for (const Shape& s : shapes) {
+    ASSERT_GT(s.m * s.n, ibla::impl::gemm_unpacked_elements());
     for (const bool beta_zero : {false, true}) {
       SCOPED_TRACE(::testing::Message() << s.m << " x " << s.n << " x " << s.k << " op("
                                         << ibla::to_string(s.ta) << "," << ibla::to_string(s.tb)
@@ -281,7 +284,7 @@ TEST(DeterminismAcrossLayouts, GemmOnMatricesApartGivesTheBlockInterleavedBits) 
       ++packed;
     }
   }
-  EXPECT_EQ(packed, 18);
+  EXPECT_EQ(packed, 2 * int(shapes.size()));
 }
 
 // Packed blocks of the orders gemm_packed_requesting_first_order ..

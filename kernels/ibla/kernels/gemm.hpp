@@ -1130,8 +1130,14 @@ inline bool gemm_touches_pages_in_order() { return !host_is_amd_family_19h(); }
 /// n = 3 79-82 / 78-109 against 77-78 / 71, n = 2 50-51 against 35-36
 /// (same protocol, both forms alternating in two runs; medians of 101
 /// calls in cache). Up to a 3 x 3 C the gathers, few and fused into the
-/// tile, cost no more than the copies.
-inline constexpr int gemm_unpacked_elements = 9;
+/// tile, cost no more than the copies there. Not on an Intel Xeon VM
+/// (family 6 model 167, AVX-512, 2 threads; same micro-driver, 10^4
+/// problems, medians of 31 calls, 2 runs, gathered -> packed, us, the same
+/// sums): n = 3 doubles flushed 105-110 -> 87-89, warm 87-88 -> 70-72;
+/// floats (L = 16) flushed 95-96 -> 52-54, warm 91-93 -> 46-50; but n = 2
+/// doubles flushed 40-42 -> 49-50, warm 42 -> 64-78, floats warm 33-36 ->
+/// 59-62: there the gathers stop at a 2 x 2 C. Read once.
+inline int gemm_unpacked_elements() { return host_is_amd_family_19h() ? 9 : 4; }
 
 /// The orders (m, n and k: from first to last) at which a GEMM block packed from Views whose
 /// matrices lie one after another requests the user's next block over its
@@ -1733,7 +1739,7 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
     // Blocks packed into scratch (pack.hpp) are in cache: the choices made
     // for blocks read from the user's Views do not apply to them.
     const bool packs = detail::packs_blocks_v<ExecSpace, AV, BV, CV> &&
-                       m * n > index_t(impl::gemm_unpacked_elements);
+                       m * n > index_t(impl::gemm_unpacked_elements());
     const bool exceeds_last_level_cache =
         is_host_space_v<ExecSpace> && !packs && impl::batch_exceeds_last_level_cache(A, B, C);
     const bool touches_pages_in_order =
