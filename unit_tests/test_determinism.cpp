@@ -263,10 +263,11 @@ TEST(DeterminismAcrossLayouts, GemmOnMatricesApartGivesTheBlockInterleavedBits) 
                             Shape{16, 16, 16, Op::T, Op::T}, Shape{3, 32, 20, Op::N, Op::N},
                             Shape{32, 32, 32, Op::N, Op::N}};
   // A 3 x 3 C is packed on the CPUs where its gathers lost (not on a Zen 4).
-  if (3 * 3 > ibla::impl::gemm_unpacked_elements()) shapes.push_back(Shape{3, 3, 3, Op::T, Op::N});
+  if (3 * 3 > ibla::impl::gemm_unpacked_elements<double>())
+    shapes.push_back(Shape{3, 3, 3, Op::T, Op::N});
   int packed = 0;
   for (const Shape& s : shapes) {
-    ASSERT_GT(s.m * s.n, ibla::impl::gemm_unpacked_elements());
+    ASSERT_GT(s.m * s.n, ibla::impl::gemm_unpacked_elements<double>());
     for (const bool beta_zero : {false, true}) {
       SCOPED_TRACE(::testing::Message() << s.m << " x " << s.n << " x " << s.k << " op("
                                         << ibla::to_string(s.ta) << "," << ibla::to_string(s.tb)

@@ -676,17 +676,19 @@ SolverOutputs run_solvers_on(const Shape& s, const int n) {
 // (ibla's L for such doubles). Contiguous matrices by columns
 // (LayoutStrideDenseColMajor) and by rows (LayoutRight) take the
 // transposes, their last elements read as vectors running into the next
-// matrices of the block (orders 1, 2, 3, 5: matrices of fewer elements
-// than a block's lanes, and odd counts), padded ones (LayoutStrideColMajor)
-// the gathers; 2 full blocks (the first requesting the next one's lines)
-// and a partial one.
+// matrices of the block (orders 3, 5: matrices of fewer elements than a
+// block's lanes, and odd counts), or, where a matrix (a vector, the pivots)
+// has a power of two of elements fewer than the lanes, the block's runs of
+// that stride (deinterleave_runs: orders 1 and 2, and the vectors and
+// pivots of 4); padded ones (LayoutStrideColMajor) the gathers; 2 full
+// blocks (the first requesting the next one's lines) and a partial one.
 TEST(DeterminismAcrossLayouts, SolversOnMatricesApartGiveTheBlockInterleavedBits) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "packing is the host kernels' (device lanes are threads)";
   static_assert(ibla::default_block_lanes<double, Kokkos::DefaultHostExecutionSpace> == 8);
   using Native = ibla::LayoutBlockInterleaved<8>;
   const Shape s(8);
-  for (const int n : {1, 2, 3, 5, 8, 13}) {
+  for (const int n : {1, 2, 3, 4, 5, 8, 13}) {
     SCOPED_TRACE(::testing::Message() << "n " << n);
     const SolverOutputs ref = run_solvers_on<Native, Native>(s, n);
     for (const auto& m : ref.matrices)

@@ -1136,8 +1136,16 @@ inline bool gemm_touches_pages_in_order() { return !host_is_amd_family_19h(); }
 /// sums): n = 3 doubles flushed 105-110 -> 87-89, warm 87-88 -> 70-72;
 /// floats (L = 16) flushed 95-96 -> 52-54, warm 91-93 -> 46-50; but n = 2
 /// doubles flushed 40-42 -> 49-50, warm 42 -> 64-78, floats warm 33-36 ->
-/// 59-62: there the gathers stop at a 2 x 2 C. Read once.
-inline int gemm_unpacked_elements() { return host_is_amd_family_19h() ? 9 : 4; }
+/// 59-62. Once 2 x 2 matrices one after another were packed by
+/// deinterleave_runs (pack_block; same driver, 2 runs, gathered -> packed,
+/// us): floats n = 2 flushed 43-45 -> 25-26, warm 41 -> 24, doubles
+/// flushed 46-48 -> 48-49, warm 39-40 -> 42-44. So there the gathers stop
+/// at a 2 x 2 C for doubles, and floats pack every C. Read once.
+template <class T>
+int gemm_unpacked_elements() {
+  if (host_is_amd_family_19h()) return 9;
+  return sizeof(T) >= 8 ? 4 : 1;
+}
 
 /// The orders (m, n and k: from first to last) at which a GEMM block packed from Views whose
 /// matrices lie one after another requests the user's next block over its
@@ -1739,7 +1747,7 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
     // Blocks packed into scratch (pack.hpp) are in cache: the choices made
     // for blocks read from the user's Views do not apply to them.
     const bool packs = detail::packs_blocks_v<ExecSpace, AV, BV, CV> &&
-                       m * n > index_t(impl::gemm_unpacked_elements());
+                       m * n > index_t(impl::gemm_unpacked_elements<T>());
     const bool exceeds_last_level_cache =
         is_host_space_v<ExecSpace> && !packs && impl::batch_exceeds_last_level_cache(A, B, C);
     const bool touches_pages_in_order =

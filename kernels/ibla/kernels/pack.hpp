@@ -17,6 +17,7 @@
 #pragma once
 
 #include <ibla/core/lanes.hpp>
+#include <ibla/core/registers.hpp>
 #include <ibla/core/types.hpp>
 #include <ibla/kernels/convert.hpp>
 #include <ibla/kernels/prefetch.hpp>
@@ -101,6 +102,82 @@ KOKKOS_FORCEINLINE_FUNCTION void transpose_rows(typename lane_vector<T, W>::type
   if constexpr (D < W) {
     transpose_step<T, W, D>(r, std::make_integer_sequence<int, W>{});
     transpose_rows<T, W, 2 * D>(r);
+  }
+}
+
+/// Element p of the shuffles of deinterleave_runs (indices into x then y,
+/// __builtin_shuffle): the even elements of x, y (odd: the odd ones).
+KOKKOS_INLINE_FUNCTION constexpr int deinterleave_index(const int p, const bool odd) {
+  return 2 * p + (odd ? 1 : 0);
+}
+/// Element p of the shuffles of interleave_runs: the first half of x and y
+/// element by element, x's first (second: the second halves).
+KOKKOS_INLINE_FUNCTION constexpr int interleave_index(const int W, const int p,
+                                                      const bool second) {
+  return (p % 2 == 0 ? 0 : W) + (second ? W / 2 : 0) + p / 2;
+}
+
+/// r[0..E) (E a power of two) holding a stream of E * W values one vector
+/// after another becomes its E runs of stride E: r[e][k] <- the stream's
+/// element e + k * E. The even elements of each pair of vectors, then the
+/// odd ones, each half again (log2(E) steps of E shuffles: 8 for E = 4).
+template <class T, int W, int E, int... P>
+KOKKOS_FORCEINLINE_FUNCTION void deinterleave_runs(typename lane_vector<T, W>::type* r,
+                                                   std::integer_sequence<int, P...> p) {
+  if constexpr (E > 1) {
+    using V     = typename lane_vector<T, W>::type;
+    using index = typename lane_vector<T, W>::index;
+    constexpr index even{deinterleave_index(P, false)...}, odd{deinterleave_index(P, true)...};
+    V evens[E / 2], odds[E / 2];
+    for (int i = 0; i < E / 2; ++i) {
+      evens[i] = __builtin_shuffle(r[2 * i], r[2 * i + 1], even);
+      odds[i]  = __builtin_shuffle(r[2 * i], r[2 * i + 1], odd);
+    }
+    deinterleave_runs<T, W, E / 2>(evens, p);
+    deinterleave_runs<T, W, E / 2>(odds, p);
+    for (int j = 0; j < E / 2; ++j) {
+      r[2 * j]     = evens[j];
+      r[2 * j + 1] = odds[j];
+    }
+  }
+}
+
+/// The inverse of deinterleave_runs: r[0..E) holding the E runs of stride
+/// E of a stream becomes the stream, one vector after another.
+template <class T, int W, int E, int... P>
+KOKKOS_FORCEINLINE_FUNCTION void interleave_runs(typename lane_vector<T, W>::type* r,
+                                                 std::integer_sequence<int, P...> p) {
+  if constexpr (E > 1) {
+    using V     = typename lane_vector<T, W>::type;
+    using index = typename lane_vector<T, W>::index;
+    constexpr index first{interleave_index(W, P, false)...}, second{interleave_index(W, P, true)...};
+    V evens[E / 2], odds[E / 2];
+    for (int j = 0; j < E / 2; ++j) {
+      evens[j] = r[2 * j];
+      odds[j]  = r[2 * j + 1];
+    }
+    interleave_runs<T, W, E / 2>(evens, p);
+    interleave_runs<T, W, E / 2>(odds, p);
+    for (int i = 0; i < E / 2; ++i) {
+      r[2 * i]     = __builtin_shuffle(evens[i], odds[i], first);
+      r[2 * i + 1] = __builtin_shuffle(evens[i], odds[i], second);
+    }
+  }
+}
+
+/// f(std::integral_constant<int, E>{}) for E == n, where n is a power of
+/// two below L; false, calling nothing, for other n.
+template <int L, int E = 1, class F>
+KOKKOS_FORCEINLINE_FUNCTION bool with_power_of_two_below(const index_t n, F&& f) {
+  if constexpr (E < L) {
+    if (n == E) {
+      f(std::integral_constant<int, E>{});
+      return true;
+    }
+    return with_power_of_two_below<L, 2 * E>(n, f);
+  } else {
+    (void)n, (void)f;
+    return false;
   }
 }
 
@@ -215,6 +292,29 @@ KOKKOS_FORCEINLINE_FUNCTION void pack_block(const Member& member, const BS& src,
       const index_t n  = index_t(src.rows) * src.cols;
       StorageOrder at{src.rows, src.cols, by_columns};
       const index_t next = next_full ? index_t(L) * index_t(value_of(src.ls)) : 0;
+      // Matrices of E < L elements (E a power of two) one right after
+      // another: the block is E vectors of L / E whole matrices each, and
+      // the packed rows are its runs of stride E (deinterleave_runs, 8
+      // shuffles for 2 x 2 matrices), not a transpose of L rows of which
+      // E are kept.
+      if (index_t(value_of(src.ls)) == n &&
+          with_power_of_two_below<L>(n, [&](auto runs) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+            constexpr int E = decltype(runs)::value;
+            V r[E];
+            for (int q = 0; q < E; ++q) {
+              const T* const at_q = &src(0, 0, q * (L / E));
+              std::memcpy(&r[q], at_q, sizeof(V));
+              if (next_full)
+                for (int o = 0; o < int(sizeof(V)); o += int(BlockPrefetch::line))
+                  PrefetchLine{}(reinterpret_cast<const char*>(at_q + next) + o);
+            }
+            deinterleave_runs<T, L, E>(r, std::make_integer_sequence<int, L>{});
+            for (int k = 0; k < E; ++k) {
+              std::memcpy(dst.ptr(at.i, at.j), &r[k], sizeof(V));
+              at.next();
+            }
+          }))
+        return;
       for (index_t e0 = 0; e0 < n; e0 += L) {
         const int rows = n - e0 < L ? int(n - e0) : L;
         V r[L];
@@ -261,6 +361,19 @@ KOKKOS_FORCEINLINE_FUNCTION void unpack_block(const BS& src, const BD& dst) {
       using V         = typename lane_vector<T, L>::type;
       const index_t n = index_t(dst.rows) * dst.cols;
       StorageOrder at{dst.rows, dst.cols, by_columns};
+      // pack_block's runs of stride E back into one stream.
+      if (index_t(value_of(dst.ls)) == n &&
+          with_power_of_two_below<L>(n, [&](auto runs) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+            constexpr int E = decltype(runs)::value;
+            V r[E];
+            for (int k = 0; k < E; ++k) {
+              std::memcpy(&r[k], src.ptr(at.i, at.j), sizeof(V));
+              at.next();
+            }
+            interleave_runs<T, L, E>(r, std::make_integer_sequence<int, L>{});
+            for (int q = 0; q < E; ++q) std::memcpy(&dst(0, 0, q * (L / E)), &r[q], sizeof(V));
+          }))
+        return;
       for (index_t e0 = 0; e0 < n; e0 += L) {
         const int rows = n - e0 < L ? int(n - e0) : L;
         V r[L];
