@@ -169,10 +169,21 @@ struct HostSoloMember {
 /// thread with plain stores: 16.2-16.4 and 27.6-28.9.
 enum class HostStores { cached, streamed };
 
+/// Whether a host block functor runs a team's blocks itself:
+/// Op::run_blocks(member, begin, end) for the matrices [begin, end), begin
+/// a multiple of L, once a team, instead of op(member, first, lanes) once a
+/// block, so that what it sets up for a block is set up once for them all
+/// (PackedBlocks: its scratch Views and the kernel made over them).
+template <class Op, class = void>
+struct runs_block_ranges : std::false_type {};
+template <class Op>
+struct runs_block_ranges<Op, std::enable_if_t<Op::runs_block_ranges>> : std::true_type {};
+
 /// Runs op(member, first, lanes) once per block of L consecutive matrices,
 /// blocks_per_team consecutive blocks per team; lanes is lanes_c<L> for full
 /// blocks and lanes_upto<L> for the last partial one (bit-identical results
-/// either way; see lanes.hpp).
+/// either way; see lanes.hpp). On host, op.run_blocks once a team where op
+/// runs its blocks itself (runs_block_ranges).
 template <int L, class Op, HostStores Stores = HostStores::cached>
 struct BlockLoop {
   Op op;
@@ -191,13 +202,20 @@ struct BlockLoop {
     // first is a multiple of L, and the layouts' first / L and first % L
     // (lane_block) fold to block and 0 instead of a signed division with
     // its fix-ups for every operand of every block.
-    for (index_t block = begin / L; block * L < end; ++block) {
-      const index_t first     = block * L;
-      const index_t remaining = batch - first;
-      if (remaining >= L) {
-        op(team, first, lanes_c<L>{});
-      } else {
-        op(team, first, lanes_upto<L>{int(remaining)});
+#if !IBLA_IMPL_DEVICE_PASS
+    if constexpr (runs_block_ranges<Op>::value) {
+      op.run_blocks(team, begin, end);
+    } else
+#endif
+    {
+      for (index_t block = begin / L; block * L < end; ++block) {
+        const index_t first     = block * L;
+        const index_t remaining = batch - first;
+        if (remaining >= L) {
+          op(team, first, lanes_c<L>{});
+        } else {
+          op(team, first, lanes_upto<L>{int(remaining)});
+        }
       }
     }
     if constexpr (Stores == HostStores::streamed) impl::fence_streaming_stores();
