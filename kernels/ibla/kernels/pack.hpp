@@ -150,7 +150,8 @@ KOKKOS_FORCEINLINE_FUNCTION void interleave_runs(typename lane_vector<T, W>::typ
   if constexpr (E > 1) {
     using V     = typename lane_vector<T, W>::type;
     using index = typename lane_vector<T, W>::index;
-    constexpr index first{interleave_index(W, P, false)...}, second{interleave_index(W, P, true)...};
+    constexpr index first{interleave_index(W, P, false)...};
+    constexpr index second{interleave_index(W, P, true)...};
     V evens[E / 2], odds[E / 2];
     for (int j = 0; j < E / 2; ++j) {
       evens[j] = r[2 * j];
