@@ -4,12 +4,16 @@
 // of matrices; for each element (i, j) the lanes of the block are copied in one
 // vector loop, so the interleaved side is read or written with contiguous
 // vectors and the matrix-after-matrix side with gathers or scatters whose
-// cache lines are all used within the block.
+// cache lines are all used within the block (team::copy). On host, a full
+// block from lanes side by side to contiguous matrices one after another
+// (the usual conversion out of block-interleaved storage) is transposed in
+// registers instead (impl::unpack_by_transposes, the packs' transposes).
 #pragma once
 
 #include <ibla/core/error.hpp>
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/types.hpp>
+#include <ibla/kernels/block_copy.hpp>
 #include <ibla/kernels/dispatch.hpp>
 #include <ibla/layouts/lane_block.hpp>
 #include <ibla/layouts/pointer_array.hpp>
@@ -20,65 +24,6 @@
 #include <type_traits>
 
 namespace ibla {
-
-namespace detail {
-/// Lanes of a matrix-after-matrix block this many bytes apart (a multiple)
-/// fall into the same L1 set: 64 sets of 64-byte lines on every x86 core
-/// ibla has been measured on (Zen 3 to Zen 5, Intel Xeon).
-inline constexpr index_t copy_l1_set_period_bytes = 4096;
-/// More lanes than this one set cannot hold (the L1's ways: 8 on Zen 3
-/// and 4, 12 on Zen 5 and recent Xeons; 8 keeps within the smallest).
-inline constexpr int copy_l1_ways = 8;
-
-/// Whether team::copy writes dst lane by lane: dst holds its matrices one
-/// after another (not interleaved) a multiple of copy_l1_set_period_bytes
-/// apart, with more lanes than copy_l1_ways. Element by element with the
-/// lanes as the vector loop, every store of an element went to another
-/// lane's line in the same L1 set, more lines than the set holds, so each
-/// was evicted before the next row's store reached it. Measured (float,
-/// LayoutBlockInterleaved<16> -> LayoutRight, n = 32, so 4 KiB apart, 10^4
-/// matrices, 2 threads, Zen 5 VM): 5.7 -> 10.2-12.2 GB/s (double with
-/// L = 16, 8 KiB apart: 9.7-10.1 -> 14.0-15.1); at orders where
-/// the lanes do not alias (float n = 8, 16, 24, 31, 33; double with L = 8)
-/// lane by lane was 0.6-1.0x, hence the test.
-template <class T, class C, class S, class R, class CS>
-KOKKOS_INLINE_FUNCTION bool copy_lane_by_lane(const LaneBlock<T, C, S, R, CS>& dst) {
-#if !IBLA_IMPL_DEVICE_PASS
-  if constexpr (!std::is_same<S, unit_stride>::value) {
-    const index_t bytes = index_t(value_of(dst.ls)) * index_t(sizeof(T));
-    return max_lanes<C>::value > copy_l1_ways && bytes > 0 &&
-           bytes % copy_l1_set_period_bytes == 0;
-  }
-#endif
-  (void)dst;
-  return false;
-}
-/// Pointer arrays (matrices allocated apart): the order as before.
-template <class BD>
-KOKKOS_INLINE_FUNCTION bool copy_lane_by_lane(const BD&) {
-  return false;
-}
-}  // namespace detail
-
-namespace team {
-/// dst = src on one block; both are blocks of the same shape.
-template <class Member, class BS, class BD>
-KOKKOS_INLINE_FUNCTION void copy(const Member& member, const BS& src, const BD& dst) {
-  if (detail::copy_lane_by_lane(dst)) {
-    // Each lane's column is written whole before the next lane's, so only
-    // one of the aliasing lines is being written at a time.
-    for (int j = 0; j < dst.cols; ++j)
-      for_each_lane(member, dst.lanes, [&](const int l) {
-        for (int i = 0; i < dst.rows; ++i) dst(i, j, l) = src(i, j, l);
-      });
-  } else {
-    for (int j = 0; j < dst.cols; ++j)
-      for (int i = 0; i < dst.rows; ++i)
-        for_each_lane(member, dst.lanes, [&](const int l) { dst(i, j, l) = src(i, j, l); });
-  }
-  team_sync(member);
-}
-}  // namespace team
 
 namespace detail {
 
@@ -146,13 +91,31 @@ void require_pointer_array(const ExecSpace& exec, const char* name, const Pointe
   require(first_null >= p.batch, routine, name, "pointer of matrix ", first_null, " is null");
 }
 
-template <class S, class D>
+/// The blocks of a conversion. Transposes: on host, a full block from
+/// lanes side by side to matrices one after another is copied by
+/// transposes in registers (impl::unpack_by_transposes). Measured
+/// (ibla::convert micro-driver outside the repo: LayoutBlockInterleaved<8>
+/// -> LayoutStride column-major, doubles, 2 threads, medians of 11-21
+/// calls, 2 runs, Intel Xeon VM, us, scatters -> transposes): 10^5
+/// flushed n = 2 256-283 -> 246-253, 4 1294-1305 -> 1072-1251, 8
+/// 7466-7506 -> 5388-5623, 12 16671-17063 -> 12540-12939, 16 29012-30625
+/// -> 23528-24318, 32 76374-77454 -> 64339-65059; 10^4 in cache n = 2
+/// 7.4-7.7 -> 5.9-6.1, 4 32.5-34.5 -> 23.0-26.4, 5 58.0-59.4 ->
+/// 59.8-61.2, 8 208-212 -> 182, 16 1160-1553 -> 915-958, 32 7921-7981 ->
+/// 6660-6789.
+template <class S, class D, bool Transposes>
 struct CopyBlocks {
   S src;
   D dst;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
-    team::copy(member, lane_block(src, first, lanes), lane_block(dst, first, lanes));
+    const auto s = lane_block(src, first, lanes);
+    const auto d = lane_block(dst, first, lanes);
+#if !IBLA_IMPL_DEVICE_PASS
+    if constexpr (Transposes)
+      if (impl::unpack_by_transposes(s, d)) return;
+#endif
+    team::copy(member, s, d);
   }
 };
 
@@ -194,7 +157,7 @@ void convert(const ExecSpace& exec, const S& src, const D& dst) {
 
   constexpr int L = detail::convert_block_lanes<T, ExecSpace, S, D>();
   detail::for_each_block<L>(exec, "ibla::convert", s.batch, 2 * s.rows * s.cols,
-                            detail::CopyBlocks<S, D>{src, dst});
+                            detail::CopyBlocks<S, D, is_host_space_v<ExecSpace>>{src, dst});
 }
 
 }  // namespace ibla

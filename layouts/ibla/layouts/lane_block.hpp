@@ -72,6 +72,14 @@ struct LaneBlock {
   }
 };
 
+/// Whether X is a LaneBlock (not, say, a block of a pointer array).
+template <class X>
+struct is_lane_block : std::false_type {};
+template <class T, class C, class S, class R, class CS>
+struct is_lane_block<LaneBlock<T, C, S, R, CS>> : std::true_type {};
+template <class X>
+inline constexpr bool is_lane_block_v = is_lane_block<X>::value;
+
 /// The same block with its row stride held at run time: one type for a
 /// block and its transpose (transposed, apply_op), for kernels that choose
 /// between them at run time or would otherwise be compiled once per row
