@@ -347,7 +347,8 @@ TEST(DeterminismAcrossLayouts, GemmPackedRequestingNextBlockFloat) {
 // unit-stride dimension as the SIMD vector (gemm_matrix_rows_batch, on
 // AVX-512 hosts): column-major matrices (dense or padded) with op(A) = A,
 // row-major ones (LayoutRight) with op(B) = B; the other operand
-// transposed or not. The same bits as LayoutBlockInterleaved of ibla's L,
+// transposed or not; orders below it (gemm_small_matrix) on dense matrices
+// only. The same bits as LayoutBlockInterleaved of ibla's L,
 // with and without the next matrix's requests (batches on both sides of
 // prefetch_above_bytes, odd counts), beta zero (C holding NaN, which must
 // not reach the result) or not. The form is called directly too, so that
@@ -399,21 +400,24 @@ void gemm_matrix_rows_gives_the_block_interleaved_bits(const std::vector<int>& o
             }
             const auto ref = c.template run<ibla::LayoutBlockInterleaved<L>>(exec);
             for (const auto& x : ref.data) ASSERT_FALSE(std::isnan(x));
-            const bool form = ibla::impl::gemm_has_matrix_rows &&
-                              ibla::impl::gemm_matrix_rows_order<T>(n);
+            // Orders below the form's take gemm_small_matrix, dense matrices only.
+            const bool small = n <= ibla::impl::gemm_small_matrix_last_order<T>;
+            const bool form  = ibla::impl::gemm_has_matrix_rows &&
+                              (small || ibla::impl::gemm_matrix_rows_order<T>(n));
             const auto by_columns = gemm_matrix_rows_directly<T, LayoutStrideDenseColMajor>(c);
-            EXPECT_EQ(by_columns.first, form && ta == Op::N) << "dense column-major";
+            // A 1 x 1 matrix has unit strides whatever op is.
+            EXPECT_EQ(by_columns.first, form && (ta == Op::N || n == 1)) << "dense column-major";
             if (by_columns.first) {
               EXPECT_TRUE(bitwise_same(by_columns.second, ref)) << "dense column-major, directly";
               ++ran;
             }
             const auto padded = gemm_matrix_rows_directly<T, LayoutStrideColMajor>(c);
-            EXPECT_EQ(padded.first, form && ta == Op::N) << "padded column-major";
+            EXPECT_EQ(padded.first, form && !small && ta == Op::N) << "padded column-major";
             if (padded.first) {
               EXPECT_TRUE(bitwise_same(padded.second, ref)) << "padded, directly";
             }
             const auto by_rows = gemm_matrix_rows_directly<T, Kokkos::LayoutRight>(c);
-            EXPECT_EQ(by_rows.first, form && tb == Op::N) << "LayoutRight";
+            EXPECT_EQ(by_rows.first, form && (tb == Op::N || n == 1)) << "LayoutRight";
             if (by_rows.first) {
               EXPECT_TRUE(bitwise_same(by_rows.second, ref)) << "LayoutRight, directly";
             }
@@ -434,12 +438,14 @@ TEST(DeterminismAcrossLayouts, GemmMatrixRowsDouble) {
     GTEST_SKIP() << "the form is the host kernels' (device lanes are threads)";
   static_assert(ibla::impl::gemm_matrix_rows_first_order == 8 &&
                 ibla::impl::gemm_matrix_rows_last_order == 32);
-  gemm_matrix_rows_gives_the_block_interleaved_bits<double>({7, 8, 9, 13, 20, 27, 32});
+  static_assert(ibla::impl::gemm_small_matrix_last_order<double> == 7 &&
+                ibla::impl::gemm_small_matrix_last_order<float> == 12);
+  gemm_matrix_rows_gives_the_block_interleaved_bits<double>({1, 2, 3, 5, 7, 8, 9, 13, 20, 27, 32});
 }
 TEST(DeterminismAcrossLayouts, GemmMatrixRowsFloat) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "the form is the host kernels' (device lanes are threads)";
-  gemm_matrix_rows_gives_the_block_interleaved_bits<float>({12, 16, 21, 24, 32});
+  gemm_matrix_rows_gives_the_block_interleaved_bits<float>({2, 4, 6, 9, 12, 13, 16, 21, 24, 32});
 }
 
 // On a GPU, batch-level GEMM of orders from gemm_team_tiles_order up runs as

@@ -1414,8 +1414,9 @@ bool with_gemm_team_tiles_shape(const index_t m, const index_t n, const F& f) {
 /// -> 10411; warm 0.97x at 11, 1.04x at 13, 1.19-1.95x at the others;
 /// with the form from 8 (2 runs), n = 8 flushed 632-686 -> 560-640, warm
 /// 362-370 -> 293-296, 9 flushed 822-1136 -> 735-810, warm 525-532 ->
-/// 423-424. Below 8 a column is less than a vector. The main benchmark's
-/// cells: perf_tests/RESULTS.md (seventeenth session).
+/// 423-424. Below 8 a column is less than a vector: gemm_small_matrix
+/// takes those orders. The main benchmark's cells: perf_tests/RESULTS.md
+/// (seventeenth session).
 inline constexpr int gemm_matrix_rows_first_order = 8;
 inline constexpr int gemm_matrix_rows_last_order  = 32;
 
@@ -1634,9 +1635,123 @@ struct GemmMatrixRows {
   }
 };
 
+/// Square orders below gemm_matrix_rows_first_order of GEMM on dense
+/// matrices one after another (column-major, or row-major computed as C^T)
+/// run a matrix at a time by gemm_small_matrix, neither packed nor tiled:
+/// measured against both, and against LIBXSMM's JIT kernel called as
+/// ibla_bench calls it, on an Intel Xeon VM (family 6 model 167, AVX-512;
+/// micro-driver outside the repo with ibla_bench's protocol: 10^4
+/// column-major doubles, alpha 1.5, beta 0.5, A, B and C restored by a
+/// parallel copy, warm with an untimed call first, 2 threads, medians of
+/// 15, the three in turn, the same sums; us, packed / this form / LIBXSMM)
+/// warm: n = 2 30.9 / 7.5 / 36.0, 3 57.0 / 24.8 / 53.3, 4 69.7 / 42.0 /
+/// 55.3, 5 128.8 / 94.6 / 128.1, 6 182.1 / 146.0 / 146.7, 7 248.7 / 201.7
+/// / 200.9 (8: 271 / 268 / 265, where gemm_matrix_rows takes over);
+/// flushed: n = 2 43.5 / 28.8 / 56.6, 3 69.1 / 63.7 / 95.0, 4 134.8 / 95.7
+/// / 117.8, 5 199.7 / 154.1 / 166.7, 6 294.7 / 218.3 / 233.2, 7 385.1 /
+/// 334.0 / 341.2. The packs spend a pass through L1 of shuffles with no
+/// arithmetic to overlap; here a column of A is one (masked) vector load,
+/// B's elements broadcasts, and the compile-time order leaves no loop.
+/// Floats (gemm_matrix_rows_order takes them from 16) up to order 12: the
+/// same driver in float, this form's kernel in a plain OpenMP loop against
+/// the packs, flushed / warm, n = 8 1.53x / 1.64x (and LIBXSMM's 256.6 /
+/// 134.4 us against its 212.1 / 128.6), 9 1.45x / 1.65x, 10 1.26x /
+/// 1.30x, 11 1.10x / 0.99x, 12 1.20x / 1.20x, but 13 1.13x / 0.94x and
+/// 14 1.03x / 0.74x.
+template <class T>
+inline constexpr int gemm_small_matrix_last_order =
+    sizeof(T) >= 8 ? gemm_matrix_rows_first_order - 1 : 12;
+
+/// One N x N matrix, C = alpha A B + beta C (ReadC: beta nonzero), A and C
+/// with unit row stride: every column of C accumulated over k as a vector
+/// of A's column times B's element broadcast, then scaled; the same
+/// operations in the same order on every element as gemm_tile (k
+/// increasing, fused, then alpha and beta): the same bits.
+template <int N, bool ReadC, class T, class BA, class BB, class BC>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_small_matrix(const T alpha, const BA& A, const BB& B,
+                                                   const T beta, const BC& C) {
+  T acc[N][N];
+  IBLA_IMPL_UNROLL
+  for (int j = 0; j < N; ++j)
+#pragma omp simd
+    for (int i = 0; i < N; ++i) acc[j][i] = T(0);
+  IBLA_IMPL_UNROLL
+  for (int p = 0; p < N; ++p)
+    IBLA_IMPL_UNROLL
+    for (int j = 0; j < N; ++j) {
+      const T b = B(p, j, 0);
+#pragma omp simd
+      for (int i = 0; i < N; ++i) acc[j][i] = fused_mul_add(A(i, p, 0), b, acc[j][i]);
+    }
+  IBLA_IMPL_UNROLL
+  for (int j = 0; j < N; ++j)
+#pragma omp simd
+    for (int i = 0; i < N; ++i) {
+      T& out = C(i, j, 0);
+      if constexpr (ReadC) {
+        out = fused_mul_add(alpha, acc[j][i], beta * out);
+      } else {
+        out = alpha * acc[j][i];
+      }
+    }
+}
+
+/// Matrices an index of GemmSmallMatrices takes.
+inline constexpr index_t gemm_small_matrices_per_index = 16;
+
+/// gemm_small_matrix over a batch of dense matrices, their strides
+/// compile-time constants (with_fixed_strides), gemm_small_matrices_per_index
+/// consecutive matrices an index (a matrix an index, each a call of the
+/// functor from Kokkos' loop, took n = 2 at 13.7 us against 8.2 for a plain
+/// OpenMP loop over the same kernel); where C is row-major it computes C^T =
+/// op(B)^T op(A)^T (as GemmMatrixRows).
+template <int N, class T, class AV, class BV, class CV>
+struct GemmSmallMatrices {
+  Op transA, transB;
+  T alpha, beta;
+  AV A;
+  BV B;
+  CV C;
+  bool transposed_c;
+  index_t batch;
+  template <bool ReadC>
+  KOKKOS_FORCEINLINE_FUNCTION void run(const index_t first, const index_t end) const {
+#if !IBLA_IMPL_DEVICE_PASS
+    for (index_t m = first; m < end; ++m) {
+      const auto a = apply_op(transA, lane_block(A, m, lanes_c<1>{}));
+      const auto b = apply_op(transB, lane_block(B, m, lanes_c<1>{}));
+      const auto c = runtime_strides(lane_block(C, m, lanes_c<1>{}));
+      const auto x = transposed_c ? transposed(b) : a;
+      const auto y = transposed_c ? transposed(a) : b;
+      const auto z = transposed_c ? transposed(c) : c;
+      // y's elements are broadcast one at a time: dense either way.
+      if (y.rs == 1)
+        gemm_small_matrix<N, ReadC>(alpha, with_fixed_strides<1, N>(x),
+                                    with_fixed_strides<1, N>(y), beta,
+                                    with_fixed_strides<1, N>(z));
+      else
+        gemm_small_matrix<N, ReadC>(alpha, with_fixed_strides<1, N>(x),
+                                    with_fixed_strides<N, 1>(y), beta,
+                                    with_fixed_strides<1, N>(z));
+    }
+#else
+    (void)first, (void)end;
+#endif
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t index) const {
+    const index_t first = index * gemm_small_matrices_per_index;
+    const index_t end   = first + gemm_small_matrices_per_index < batch
+                              ? first + gemm_small_matrices_per_index
+                              : batch;
+    if (beta != T(0)) run<true>(first, end);
+    else run<false>(first, end);
+  }
+};
+
 /// Runs GEMM on host Views whose matrices lie one after another with
-/// gemm_matrix_rows and returns true, where it applies: square orders
-/// gemm_matrix_rows_first_order .. gemm_matrix_rows_last_order (compiled,
+/// gemm_small_matrix (orders up to gemm_small_matrix_last_order<T>, dense
+/// matrices only) or gemm_matrix_rows and returns true, where it applies:
+/// square orders 1 .. gemm_matrix_rows_last_order (compiled,
 /// see IBLA_HOST_SPECIALISED_ORDERS), alpha nonzero (alpha = 0 reads
 /// neither A nor B), and op(A) and C with the same unit-stride dimension
 /// (column-major matrices, op(A) = A; row-major, op(B) = B); else false,
@@ -1653,8 +1768,9 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
   const index_t batch = index_t(C.extent(0));
   const index_t n     = index_t(C.extent(1));
   const index_t k     = index_t(transA == Op::N ? A.extent(2) : A.extent(1));
+  const bool small = n >= 1 && n <= gemm_small_matrix_last_order<T>;
   if (batch == 0 || alpha == T(0) || index_t(C.extent(2)) != n || k != n ||
-      !gemm_matrix_rows_order<T>(n) || !detail::host_order_compiled(int(n)))
+      !(small || gemm_matrix_rows_order<T>(n)) || !detail::host_order_compiled(int(n)))
     return false;
   const auto a = apply_op(transA, lane_block(A, 0, lanes_c<1>{}));
   const auto b = apply_op(transB, lane_block(B, 0, lanes_c<1>{}));
@@ -1662,6 +1778,33 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
   const bool by_columns = c.rs == 1 && a.rs == 1;
   const bool by_rows    = c.cs == 1 && b.cs == 1;
   if (!by_columns && !by_rows) return false;
+  if (small) {
+    // Every matrix of a View has the strides of the first: dense column-major
+    // op(A) and C (or, for C^T, dense row-major op(B) and C), and op(B) (or
+    // op(A)) dense either way; else the packs.
+    const auto dense = [n](const auto& x) { return x.rs == 1 && x.cs == n; };
+    const auto dense_either_way = [&](const auto& x) { return dense(x) || dense(transposed(x)); };
+    const bool dense_all = by_columns ? dense(a) && dense_either_way(b) && dense(c)
+                                      : dense(transposed(b)) && dense_either_way(a) &&
+                                            dense(transposed(c));
+    if (!dense_all) return false;
+    bool done = false;
+    detail::host_static_switch<gemm_small_matrix_last_order<T>>(int(n), [&](auto order) {
+      constexpr int N = decltype(order)::value;
+      if constexpr (detail::host_order_specialised<N>) {
+        Kokkos::parallel_for(
+            "ibla::gemm",
+            Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
+                                Kokkos::IndexType<index_t>>(
+                exec, 0,
+                (batch + gemm_small_matrices_per_index - 1) / gemm_small_matrices_per_index),
+            GemmSmallMatrices<N, T, AV, BV, CV>{transA, transB, alpha, beta, A,
+                                                B, C,      !by_columns, batch});
+        done = true;
+      }
+    });
+    return done;
+  }
   bool by = true;  // by columns or by rows: either way one range of bytes a matrix
   const bool requests = matrices_contiguous(a, by) && matrices_contiguous(b, by) &&
                         matrices_contiguous(c, by) &&
