@@ -1713,8 +1713,9 @@ struct GemmSmallMatrices {
   BV B;
   CV C;
   bool transposed_c;
+  bool y_by_columns;  // the broadcast operand (op(B), or op(A)^T for C^T) column-major
   index_t batch;
-  template <bool ReadC>
+  template <bool ReadC, int YRowStride, int YColStride>
   KOKKOS_FORCEINLINE_FUNCTION void run(const index_t first, const index_t end) const {
 #if !IBLA_IMPL_DEVICE_PASS
     for (index_t m = first; m < end; ++m) {
@@ -1724,15 +1725,9 @@ struct GemmSmallMatrices {
       const auto x = transposed_c ? transposed(b) : a;
       const auto y = transposed_c ? transposed(a) : b;
       const auto z = transposed_c ? transposed(c) : c;
-      // y's elements are broadcast one at a time: dense either way.
-      if (y.rs == 1)
-        gemm_small_matrix<N, ReadC>(alpha, with_fixed_strides<1, N>(x),
-                                    with_fixed_strides<1, N>(y), beta,
-                                    with_fixed_strides<1, N>(z));
-      else
-        gemm_small_matrix<N, ReadC>(alpha, with_fixed_strides<1, N>(x),
-                                    with_fixed_strides<N, 1>(y), beta,
-                                    with_fixed_strides<1, N>(z));
+      gemm_small_matrix<N, ReadC>(alpha, with_fixed_strides<1, N>(x),
+                                  with_fixed_strides<YRowStride, YColStride>(y), beta,
+                                  with_fixed_strides<1, N>(z));
     }
 #else
     (void)first, (void)end;
@@ -1743,8 +1738,14 @@ struct GemmSmallMatrices {
     const index_t end   = first + gemm_small_matrices_per_index < batch
                               ? first + gemm_small_matrices_per_index
                               : batch;
-    if (beta != T(0)) run<true>(first, end);
-    else run<false>(first, end);
+    // y's elements are broadcast one at a time: dense either way.
+    if (beta != T(0)) {
+      if (y_by_columns) run<true, 1, N>(first, end);
+      else run<true, N, 1>(first, end);
+    } else {
+      if (y_by_columns) run<false, 1, N>(first, end);
+      else run<false, N, 1>(first, end);
+    }
   }
 };
 
@@ -1788,6 +1789,7 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
                                       : dense(transposed(b)) && dense_either_way(a) &&
                                             dense(transposed(c));
     if (!dense_all) return false;
+    const bool y_by_columns = (by_columns ? b : transposed(a)).rs == 1;
     bool done = false;
     detail::host_static_switch<gemm_small_matrix_last_order<T>>(int(n), [&](auto order) {
       constexpr int N = decltype(order)::value;
@@ -1798,8 +1800,8 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
                                 Kokkos::IndexType<index_t>>(
                 exec, 0,
                 (batch + gemm_small_matrices_per_index - 1) / gemm_small_matrices_per_index),
-            GemmSmallMatrices<N, T, AV, BV, CV>{transA, transB, alpha, beta, A,
-                                                B, C,      !by_columns, batch});
+            GemmSmallMatrices<N, T, AV, BV, CV>{transA, transB, alpha, beta, A, B, C, !by_columns,
+                                                y_by_columns, batch});
         done = true;
       }
     });
