@@ -580,3 +580,50 @@ TEST(BlockPrefetch, RequestsExactlyTheLinesOfATriangleOrBlock) {
     expect_prefetch_lines<double, 3>(n);
   }
 }
+
+// for_each_line_of_triangle (kernels/prefetch.hpp), the lines TRSM requests
+// of its own A's block: where an element is whole lines, every line of the
+// uplo triangle's elements once and no line of the other triangle's; other
+// element widths take the whole block (here blocks that start and end on a
+// line). Blocks after the first of a batch, every order of the tests.
+template <class T, unsigned L>
+void expect_triangle_lines(const int n) {
+  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  View A("A", 3 * L, n, n);
+  const auto line = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
+  };
+  const bool whole_lines = (L * sizeof(T)) % ibla::impl::BlockPrefetch::line == 0;
+  for (const ibla::index_t first : {ibla::index_t(L), ibla::index_t(2 * L)}) {
+    const auto block = ibla::lane_block(A, first, ibla::lanes_c<int(L)>{});
+    for (const ibla::Uplo uplo : {ibla::Uplo::Lower, ibla::Uplo::Upper}) {
+      SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +
+                   std::to_string(n) + " first " + std::to_string(first) +
+                   (uplo == ibla::Uplo::Lower ? " lower" : " upper"));
+      std::set<std::uintptr_t> want;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          if (!whole_lines || (uplo == ibla::Uplo::Lower ? i >= j : i <= j))
+            for (unsigned l = 0; l < L; ++l) want.insert(line(&A(first + l, i, j)));
+      std::vector<std::uintptr_t> got;
+      ibla::impl::for_each_line_of_triangle(block, uplo,
+                                            [&](const char* p) { got.push_back(line(p)); });
+      EXPECT_EQ(std::set<std::uintptr_t>(got.begin(), got.end()), want);
+      EXPECT_EQ(got.size(), want.size());  // each line once
+    }
+  }
+}
+
+TEST(BlockPrefetch, OwnTriangleRequestsExactlyItsLines) {
+  for (int n = 1; n <= 32; ++n) {
+    expect_triangle_lines<double, 8>(n);
+    expect_triangle_lines<double, 16>(n);
+    expect_triangle_lines<float, 16>(n);
+    expect_triangle_lines<float, 32>(n);
+  }
+  // 32-byte elements: the whole block, where it is whole lines.
+  for (int n = 2; n <= 32; n += 2) {
+    expect_triangle_lines<double, 4>(n);
+    expect_triangle_lines<float, 8>(n);
+  }
+}

@@ -412,6 +412,49 @@ KOKKOS_FORCEINLINE_FUNCTION void request_block_into_l1(const T* data) {
 #endif
 }
 
+/// Calls line(p) for each line of the Uplo triangle (diagonal included) of
+/// a square contiguous block whose elements are whole lines (L = 8 or 16
+/// doubles, 16 or 32 floats), once a line, column by column in address
+/// order; for other contiguous blocks, for each line of the whole block
+/// (for_each_line_of_whole_blocks). Host only.
+template <class Block, class Line>
+KOKKOS_FORCEINLINE_FUNCTION void for_each_line_of_triangle(const Block& b, const Uplo uplo,
+                                                           const Line& line) {
+  using T                     = std::remove_const_t<typename Block::value_type>;
+  constexpr int L             = fixed_lanes<typename Block::lane_count>::value;
+  constexpr int element_bytes = L * int(sizeof(T));
+  if constexpr (L > 0 && element_bytes % BlockPrefetch::line == 0 &&
+                std::is_same<typename Block::lane_stride, unit_stride>::value) {
+    if (b.contiguous_size() == 0) return;
+    const int n      = b.rows;
+    const bool lower = uplo == Uplo::Lower;
+    for (int j = 0; j < n; ++j)
+      for (int i = lower ? j : 0; i < (lower ? n : j + 1); ++i) {
+        const char* p = reinterpret_cast<const char*>(b.ptr(i, j));
+        IBLA_IMPL_UNROLL
+        for (int o = 0; o < element_bytes; o += BlockPrefetch::line) line(p + o);
+      }
+  } else {
+    for_each_line_of_whole_blocks(line, b);
+  }
+}
+
+/// request_whole_blocks_into_l1 for the Uplo triangle of a square block, for
+/// a kernel that reads only that triangle (TRSM's A): the other triangle's
+/// lines, which it never reads, are not requested where the elements are
+/// whole lines (for_each_line_of_triangle). Measured in TRSM (see
+/// trsm_own_triangle_first_order).
+template <class Block>
+KOKKOS_FORCEINLINE_FUNCTION void request_triangle_into_l1(const Block& b, const Uplo uplo) {
+#if !IBLA_IMPL_DEVICE_PASS && (defined(__GNUC__) || defined(__clang__))
+  for_each_line_of_triangle(
+      b, uplo, [](const char* p) IBLA_IMPL_ALWAYS_INLINE_LAMBDA { __builtin_prefetch(p, 0, 3); });
+#else
+  (void)b;
+  (void)uplo;
+#endif
+}
+
 /// load_whole_blocks_in_order for each block that is contiguous and
 /// touch_in_order_block_bytes long (see there); nothing for other blocks.
 template <class... Blocks>

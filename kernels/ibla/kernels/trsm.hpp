@@ -1169,6 +1169,27 @@ void with_trsm_host_order(const Side side, const index_t m, const F& f) {
 /// for one column past order 4).
 inline constexpr index_t trsm_own_block_order = 8;
 
+/// From this order a block that requests its own A (trsm_requests_own_block)
+/// requests only A's uplo triangle (request_triangle_into_l1): the other
+/// triangle's lines, never read, took line-fill buffers from the lines the
+/// solve waits for. Below it the whole block, a few consecutive lines that
+/// the hardware prefetcher follows. Measured on the Intel Xeon VM (family
+/// 6 model 167, AVX-512; micro-driver outside the repo: ibla::trsm left
+/// lower non-unit, alpha 1.5, nrhs = n, 10^4 problems, A and B restored by
+/// Kokkos::deep_copy before each call as ibla_bench does, warm after an
+/// untimed call or flushed with clflushopt, 2 threads, medians of 31 calls,
+/// 3 alternated runs of the two builds, whole block -> triangle, us): warm
+/// n = 5 L = 8 52.2-54.2 -> 45.1-45.9, L = 16 52.9-53.5 -> 43.4-43.7; n = 6
+/// L = 8 96.4-98.4 -> 85.7-86.6, L = 16 95.7-96.3 -> 81.6-82.4; flushed n =
+/// 5 L = 8 115-118 -> 120-124, L = 16 120-124 -> 116-119; n = 6 L = 8
+/// 173-176 -> 175-183, L = 16 182-183 -> 176-180. At n = 4 within
+/// 0.97-1.05x either way, and n = 2, 3 lost flushed (n = 2 L = 8 26.1-27.2
+/// -> 28.1-32.2, L = 16 22.0-22.9 -> 24.2-27.0). Kokkos Kernels' Blocked
+/// SerialTrsm on SIMD packs (compiled as ibla_bench compiles it) took
+/// 48.6-51.6 (n = 5) and 87.5-87.9 (n = 6) warm in the same driver. Not
+/// measured on Zen cores, where these blocks reach order 8.
+inline constexpr index_t trsm_own_triangle_first_order = 5;
+
 /// Whether batch-level TRSM on block-interleaved A of order k (cols
 /// columns of B; 0 for Side::Right) requests nothing of the blocks ahead:
 /// up to trsm_prefetch_order, and up to
@@ -1281,8 +1302,10 @@ struct TrsmBlocks {
     }
     const auto a = lane_block(A, first, lanes);
     const auto b = lane_block(B, first, lanes);
-    // A's block requested into L1 first, in address order, where the
-    // block requests nothing ahead (see trsm_requests_own_block).
+    // A's block requested into L1 first, in address order, where the block
+    // requests nothing ahead (see trsm_requests_own_block); from
+    // trsm_own_triangle_first_order only its uplo triangle, the lines the
+    // solve reads.
     if constexpr (!std::is_same<lane_block_row_stride_t<AV>, index_t>::value &&
                   fixed_lanes<Lanes>::value > 0) {
       if constexpr (HostOrder > 0) {
@@ -1293,7 +1316,10 @@ struct TrsmBlocks {
                  trsm_requests_own_block(index_t(A.extent(1)),
                                          BV::rank == 3 ? index_t(B.extent(2)) : 1,
                                          one_column_unrequested_order)) {
-        request_whole_blocks_into_l1(a);
+        if (index_t(A.extent(1)) >= trsm_own_triangle_first_order)
+          request_triangle_into_l1(a, uplo);
+        else
+          request_whole_blocks_into_l1(a);
       }
     }
     if (!trsm_registers_fixed_order<HostOrder>(member, side, uplo, trans, diag, alpha, a, b,
