@@ -1186,8 +1186,12 @@ inline constexpr index_t trsm_own_block_order = 8;
 /// 0.97-1.05x either way, and n = 2, 3 lost flushed (n = 2 L = 8 26.1-27.2
 /// -> 28.1-32.2, L = 16 22.0-22.9 -> 24.2-27.0). Kokkos Kernels' Blocked
 /// SerialTrsm on SIMD packs (compiled as ibla_bench compiles it) took
-/// 48.6-51.6 (n = 5) and 87.5-87.9 (n = 6) warm in the same driver. Not
-/// measured on Zen cores, where these blocks reach order 8.
+/// 49.1-51.6 (n = 5) and 87.5-87.9 (n = 6) warm in the same driver.
+/// ibla_bench (--ops trsm --impls ibla,kk-simd --reps 21, 3 alternated
+/// runs, nrhs = n, the better L over Kokkos Kernels' packs): warm n = 5
+/// 0.95-0.98 -> 1.13-1.20, 6 0.89-0.92 -> 1.03-1.06; flushed n = 5
+/// 1.23-1.25 -> 1.23-1.26, 6 1.15-1.16 -> 1.14-1.16. Not measured on Zen
+/// cores, where these blocks reach order 8.
 inline constexpr index_t trsm_own_triangle_first_order = 5;
 
 /// Whether batch-level TRSM on block-interleaved A of order k (cols
