@@ -376,6 +376,11 @@ TEST(LaneBlock, FixedOrderBlockAddressesTheSameElements) {
                 "a block with a runtime row stride keeps its runtime strides");
 }
 
+// The line that holds p, as the prefetch requests count lines.
+static std::uintptr_t line_of(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
+}
+
 // BlockPrefetch (kernels/prefetch.hpp) on the block after the first of a
 // block-interleaved batch: after `steps` calls of step() planned for
 // `steps`, exactly the lines that hold an element of the requested part
@@ -387,9 +392,6 @@ void expect_prefetch_lines(const int n) {
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
   View A("A", 3 * L, n, n);
   const auto block = ibla::lane_block(A, L, ibla::lanes_c<int(L)>{});
-  const auto line  = [](const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
-  };
   // A block within prefetch_whole_triangle_bytes is requested whole.
   const bool small = ibla::index_t(n) * n * L * ibla::index_t(sizeof(T)) <=
                      ibla::impl::prefetch_whole_triangle_bytes;
@@ -398,7 +400,7 @@ void expect_prefetch_lines(const int n) {
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
         if (part == 2 || small || (part == 0 ? i >= j : i <= j))
-          for (unsigned l = 0; l < L; ++l) want.insert(line(&A(L + l, i, j)));
+          for (unsigned l = 0; l < L; ++l) want.insert(line_of(&A(L + l, i, j)));
     for (const ibla::index_t steps : {1, 2, 3, 7, 36, 1000}) {
       SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +
                    std::to_string(n) + " part " + std::to_string(part) + " steps " +
@@ -411,7 +413,7 @@ void expect_prefetch_lines(const int n) {
       ibla::index_t last_requesting_step = -1;
       for (ibla::index_t s = 0; s < steps; ++s)
         prefetch.step([&](const char* p) {
-          got.insert(line(p));
+          got.insert(line_of(p));
           last_requesting_step = s;
         });
       EXPECT_EQ(got, want);
@@ -438,9 +440,6 @@ template <class T, unsigned L, int N, int Steps, int... Step>
 void expect_whole_block_lines(std::integer_sequence<int, Step...>) {
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
   View A("A", 4 * L, N, N);
-  const auto line = [](const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
-  };
   constexpr ibla::index_t bytes = ibla::index_t(N) * N * L * sizeof(T);
   for (const ibla::index_t first : {ibla::index_t(L), ibla::index_t(2 * L)}) {
     SCOPED_TRACE("L " + std::to_string(L) + " sizeof " + std::to_string(sizeof(T)) + " n " +
@@ -450,7 +449,7 @@ void expect_whole_block_lines(std::integer_sequence<int, Step...>) {
     for (const ibla::index_t b : {first, first + ibla::index_t(L)})
       for (int j = 0; j < N; ++j)
         for (int i = 0; i < N; ++i)
-          for (unsigned l = 0; l < L; ++l) want.insert(line(&A(b + l, i, j)));
+          for (unsigned l = 0; l < L; ++l) want.insert(line_of(&A(b + l, i, j)));
     ibla::impl::BlockPrefetch prefetch;
     const auto block = ibla::lane_block(A, first, ibla::lanes_c<int(L)>{});
     ASSERT_EQ(block.contiguous_size() * ibla::index_t(sizeof(T)), bytes);
@@ -458,7 +457,7 @@ void expect_whole_block_lines(std::integer_sequence<int, Step...>) {
     prefetch.add(block);
     prefetch.add(ibla::lane_block(A, first + L, ibla::lanes_c<int(L)>{}));
     std::set<std::uintptr_t> got;
-    const auto record = [&](const char* p) { got.insert(line(p)); };
+    const auto record = [&](const char* p) { got.insert(line_of(p)); };
     (prefetch.step_whole_blocks<bytes, Steps, Step>(record), ...);
     EXPECT_EQ(got, want);
     int after = 0;
@@ -590,9 +589,6 @@ template <class T, unsigned L>
 void expect_triangle_lines(const int n) {
   using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
   View A("A", 3 * L, n, n);
-  const auto line = [](const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) / ibla::impl::BlockPrefetch::line;
-  };
   const bool whole_lines = (L * sizeof(T)) % ibla::impl::BlockPrefetch::line == 0;
   for (const ibla::index_t first : {ibla::index_t(L), ibla::index_t(2 * L)}) {
     const auto block = ibla::lane_block(A, first, ibla::lanes_c<int(L)>{});
@@ -604,10 +600,10 @@ void expect_triangle_lines(const int n) {
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < n; ++i)
           if (!whole_lines || (uplo == ibla::Uplo::Lower ? i >= j : i <= j))
-            for (unsigned l = 0; l < L; ++l) want.insert(line(&A(first + l, i, j)));
+            for (unsigned l = 0; l < L; ++l) want.insert(line_of(&A(first + l, i, j)));
       std::vector<std::uintptr_t> got;
       ibla::impl::for_each_line_of_triangle(block, uplo,
-                                            [&](const char* p) { got.push_back(line(p)); });
+                                            [&](const char* p) { got.push_back(line_of(p)); });
       EXPECT_EQ(std::set<std::uintptr_t>(got.begin(), got.end()), want);
       EXPECT_EQ(got.size(), want.size());  // each line once
     }
