@@ -525,7 +525,7 @@ TEST(DeterminismDeviceForm, BatchGemmMatchesTeamLevel) {
 // are device memory, which the host kernels these tests force cannot read.
 template <int L, class T, class Run>
 HostBatch<T> gemm_on_host_views(const GemmCase<T>& c, const index_t batch, const Run& run) {
-  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  using View = eti::HostBlockView<T, L>;
   View A("A", batch, c.A.rows, c.A.cols), B("B", batch, c.B.rows, c.B.cols),
       C("C", batch, c.C.rows, c.C.cols);
   fill_view(A, c.A);
@@ -546,7 +546,7 @@ HostBatch<T> gemm_on_host_views(const GemmCase<T>& c, const index_t batch, const
 template <class T, int L>
 void gemm_from_memory_gives_the_same_bits() {
   using Exec   = Kokkos::DefaultHostExecutionSpace;
-  using View   = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  using View   = eti::HostBlockView<T, L>;
   const index_t batch = 3 * L + 5;
   const GemmShape shapes[] = {{8, 8, 8, Op::N, Op::N},    {16, 16, 16, Op::N, Op::N},
                               {24, 24, 24, Op::N, Op::N}, {25, 27, 26, Op::T, Op::N},
@@ -559,10 +559,9 @@ void gemm_from_memory_gives_the_same_bits() {
       GemmCase<T> c(s.ta, s.tb, batch, s.m, s.n, s.k, 41 + s.m);
       c.beta   = beta;
       const auto forced = gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
-        ibla::detail::for_each_block<L>(
-            Exec(), "gemm from memory", batch, ibla::detail::problem_elements(A, B, C),
-            ibla::impl::GemmBlocks<T, View, View, View>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
-                                                        true, true});
+        eti::run_gemm_blocks<T, L>("gemm from memory", batch,
+                                   eti::HostGemmBlocks<T, L>{c.ta, c.tb, c.alpha, c.beta, A, B, C,
+                                                             true, true});
       });
       const auto plain = gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
         ibla::gemm(Exec(), c.ta, c.tb, c.alpha, A, B, c.beta, C);
@@ -582,8 +581,7 @@ TEST(DeterminismFromMemory, GemmFloat) { gemm_from_memory_gives_the_same_bits<fl
 template <class T, int L, size_t S, class SetFlag>
 void gemm_blocks_give_the_same_bits_both_ways(const GemmShape (&shapes)[S], const int seed,
                                               const SetFlag& set_flag) {
-  using Exec = Kokkos::DefaultHostExecutionSpace;
-  using View = Kokkos::View<T***, ibla::LayoutBlockInterleaved<L>, Kokkos::HostSpace>;
+  using View = eti::HostBlockView<T, L>;
   for (const GemmShape& s : shapes)
     for (const T beta : {T(0), T(0.5)}) {
       const index_t bytes = index_t(s.m) * s.k + index_t(s.k) * s.n + index_t(s.m) * s.n;
@@ -596,11 +594,9 @@ void gemm_blocks_give_the_same_bits_both_ways(const GemmShape (&shapes)[S], cons
       c.beta   = beta;
       auto run = [&](const bool flag) {
         return gemm_on_host_views<L>(c, batch, [&](View A, View B, View C) {
-          ibla::impl::GemmBlocks<T, View, View, View> blocks{c.ta, c.tb, c.alpha, c.beta, A, B, C,
-                                                             false, false};
+          eti::HostGemmBlocks<T, L> blocks{c.ta, c.tb, c.alpha, c.beta, A, B, C, false, false};
           set_flag(blocks, flag);
-          ibla::detail::for_each_block<L>(Exec(), "gemm both ways", batch,
-                                          ibla::detail::problem_elements(A, B, C), blocks);
+          eti::run_gemm_blocks<T, L>("gemm both ways", batch, blocks);
         });
       };
       EXPECT_TRUE(bitwise_same(run(true), run(false)));

@@ -118,8 +118,7 @@ TEST(GemmErrors, DifferentBlockSizes) {
 
 TEST(GemmErrors, UnallocatedView) {
   BI8 A("A", 4, 2, 2), C("C", 4, 2, 2);
-  Kokkos::View<double***, ibla::LayoutBlockInterleaved<8>, Kokkos::MemoryTraits<Kokkos::Unmanaged>> B(
-      nullptr, 4, 2, 2);
+  BI8 B(static_cast<double*>(nullptr), 4, 2, 2);  // unmanaged, of the type of A and C
   Kokkos::deep_copy(C, 3.0);
   expect_argument_error([&] { ibla::gemm(Kokkos::DefaultExecutionSpace(), Op::N, Op::N, 1.0, A, B, 1.0, C); },
                         "gemm", "B", {"not allocated"});

@@ -474,10 +474,13 @@ void run_gesv_on_unaligned_pivots_and_info() {
       const auto hA   = n % 2 ? random_batch<T>(batch, n, n, seed)
                               : diagonally_dominant_batch<T>(batch, n, seed);
       const auto hB   = random_batch<T>(batch, n, 1, seed + 1);
-      Kokkos::View<T***, Layout, Host> A("A", batch, n, n), A2("A2", batch, n, n);
-      Kokkos::View<T***, Layout, Host> B("B", batch, n, 1), B2("B2", batch, n, 1);
-      Kokkos::View<int**, Layout, Host> ipiv("ipiv", batch, n);
-      Kokkos::View<int*, Layout, Host> info("info", batch);
+      // The test suite's View types (host memory: a host build's default),
+      // whose operations support/instances.hpp instantiates, the unmanaged
+      // pivots and info too.
+      view_t<T, Layout> A("A", batch, n, n), A2("A2", batch, n, n);
+      view_t<T, Layout> B("B", batch, n, 1), B2("B2", batch, n, 1);
+      rank2_view_t<int, Layout> ipiv("ipiv", batch, n);
+      info_view_t<Layout> info("info", batch);
       // One int past a 64-byte boundary: no row of lanes is aligned.
       std::vector<int> storage(ipiv.span() + info.span() + 64);
       int* aligned = storage.data();

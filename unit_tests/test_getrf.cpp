@@ -387,7 +387,7 @@ TEST(GetrfMixed, PivotsInLayoutRightWithBlockInterleavedA) {
   const auto hA       = forced_swap_batch<T>(batch, n, n, 3);
   Kokkos::View<T***, ibla::LayoutBlockInterleaved<8>> A("A", batch, n, n);
   Kokkos::View<int**, Kokkos::LayoutRight> ipiv("ipiv", batch, n);
-  Kokkos::View<int*> info("info", batch);
+  Kokkos::View<int*, Kokkos::LayoutRight> info("info", batch);
   fill_view(A, hA);
   ibla::getrf(Kokkos::DefaultExecutionSpace(), A, ipiv, info);
   const auto ref = ref_getrf_batch(hA);

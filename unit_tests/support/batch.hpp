@@ -82,6 +82,16 @@ struct ViewOf<T, LayoutStrideDenseColMajor> {
 template <class T, class Layout>
 using view_t = typename ViewOf<T, Layout>::type;
 
+/// A View in host memory for the tests that run host kernels directly: the
+/// type of view_t (the type support/instances.hpp instantiates the
+/// operations for) where the default memory space is the host's, so that
+/// such a test compiles no kernel the instance units compile already; a
+/// HostSpace View on a device build.
+template <class T, class Layout>
+using host_view_t =
+    std::conditional_t<std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value,
+                       view_t<T, Layout>, Kokkos::View<T***, Layout, Kokkos::HostSpace>>;
+
 template <class T, class Layout>
 view_t<T, Layout> make_view(const std::string& label, index_t b, index_t m, index_t n) {
   return ViewOf<T, Layout>::make(label, b, m, n);

@@ -35,6 +35,8 @@ using d_stride  = Config<double, LayoutStrideColMajor>;
 using d_right  = Config<double, Kokkos::LayoutRight>;
 using f_left   = Config<float, Kokkos::LayoutLeft>;
 using f_stride = Config<float, LayoutStrideColMajor>;
+using d_interl  = Config<double, ibla::LayoutInterleaved>;
+using d_block32 = Config<double, ibla::LayoutBlockInterleaved<32>>;
 }  // namespace cfg
 
 // Each list once, as X(config) SEP X(config) ...: spelled as a gtest type
