@@ -164,8 +164,20 @@ Limits measure_limits(bool quick, bool single) {
   lim.isa      = fma_isa;
   lim.l2_bytes = cache_bytes(2, 2u << 20);
   lim.l3_bytes = cache_bytes(3, 32u << 20);
+  // A check-only build (IBLA_BENCH_CHECK_ONLY, the test run's smoke tests)
+  // runs every measurement, but short and on arrays of a few MiB: its
+  // timings are not the benchmark's anyway, and the full measurements
+  // (three DRAM arrays of 4 x L3, 1.9 GB each here) took 8 s a run, twice
+  // per run, in each of the three smoke tests (ctest: 13-18 s each beside
+  // the unit tests, 2026-12-07).
+#ifdef IBLA_BENCH_CHECK_ONLY
+  constexpr bool check_only = true;
+#else
+  constexpr bool check_only = false;
+#endif
+  quick = quick || check_only;
   measure_peak<double>(2000000);  // warm up the cores (frequency, page tables)
-  const long iters = quick ? 20000000 : 50000000;
+  const long iters = check_only ? 2000000 : quick ? 20000000 : 50000000;
   // The best of three trials of the FMA kernel, one before each triad
   // below rather than three in a row (about 0.1 s each): two float runs on
   // a shared Zen 5 VM measured 234-241 GFLOP/s at their start, against
@@ -179,13 +191,17 @@ Limits measure_limits(bool quick, bool single) {
   };
   peak_trial();
   // DRAM: three arrays of max(4 x L3, 64 MiB) bytes each.
-  const std::size_t dram = std::max<std::size_t>(4 * lim.l3_bytes, 64u << 20) / sizeof(double);
+  const std::size_t dram =
+      (check_only ? std::size_t(8) << 20 : std::max<std::size_t>(4 * lim.l3_bytes, 64u << 20)) /
+      sizeof(double);
   lim.bw_dram = measure_triad(dram, quick ? 4 : 6);
   peak_trial();
   // L3: the three arrays together take 40% of L3 and 4x the L2 of all
   // threads, so they live in L3 and not in L2.
   const std::size_t l3 =
-      std::max<std::size_t>(lim.l3_bytes * 2 / 5, 4 * lim.l2_bytes * std::size_t(lim.threads)) /
+      (check_only ? std::size_t(4) << 20
+                  : std::max<std::size_t>(lim.l3_bytes * 2 / 5,
+                                          4 * lim.l2_bytes * std::size_t(lim.threads))) /
       (3 * sizeof(double));
   lim.bw_l3 = measure_triad(l3, quick ? 20 : 40);
   peak_trial();
