@@ -384,6 +384,13 @@ void gemm_matrix_rows_gives_the_block_interleaved_bits(const std::vector<int>& o
       for (const Op ta : {Op::N, Op::T})
         for (const Op tb : {Op::N, Op::T})
           for (const bool beta_zero : {false, true}) {
+            // Short sweeps (the sanitizer stage, support/batch.hpp): batches
+            // past prefetch_above_bytes for the first and last orders only.
+            // Those cases add the next matrix's requests, which read
+            // nothing; under ASan at -O0 they were most of this test's
+            // 22 s (2026-12-07).
+            if (past_requests && short_sweeps() && n != orders.front() && n != orders.back())
+              continue;
             SCOPED_TRACE(::testing::Message()
                          << "n " << n << " op(" << ibla::to_string(ta) << ","
                          << ibla::to_string(tb) << ") beta " << (beta_zero ? "0" : "-1.25")
