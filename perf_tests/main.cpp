@@ -677,23 +677,30 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows,
   for (const auto& name : names)
     for (int mode = 0; mode < 2; ++mode) {
       if (!mode_on[mode]) continue;
+      // "gemm" -> gemm_flushed, "trsm(nrhs=1)" -> trsm_nrhs_1_flushed.
       std::string base = name;
       for (auto& ch : base)
         if (ch == '(' || ch == ')' || ch == '=') ch = '_';
-      base += mode == 0 ? "flushed" : "warm";
+      while (!base.empty() && base.back() == '_') base.pop_back();
+      base += mode == 0 ? "_flushed" : "_warm";
       std::ofstream dat(dir + "/" + base + ".dat");
       dat << "# n bound";
       for (const auto& g : groups) dat << ' ' << g;
       dat << '\n';
+      // A group with no passing point in this plot (a peer without the
+      // operation, reported absent in the table) gets no line: gnuplot
+      // would warn of a data file with no valid points.
+      std::vector<bool> plotted(groups.size(), false);
       for (const auto& r : rows) {
         if (r.c.name() != name) continue;
         dat << r.c.n << ' ' << r.bound[mode];
-        for (const auto& g : groups) {
-          auto it = r.best.find(g);
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+          auto it = r.best.find(groups[g]);
           if (it == r.best.end() || it->second.status != "PASS" || !it->second.has[mode]) {
             dat << " -";
           } else {
             dat << ' ' << r.flops / it->second.time[mode].median * 1e-9;
+            plotted[g] = true;
           }
         }
         dat << '\n';
@@ -702,8 +709,15 @@ void write_plots(const std::string& dir, const std::vector<Row>& rows,
       gp << "set title '" << name << ", " << prec << ", " << (mode == 0 ? "flushed" : "warm")
          << " caches, batch " << rows.front().c.batch << "'\n";
       gp << "plot '" << dir << "/" << base << ".dat' using 1:2 with lines dt 2 lw 2 lc 'black' title 'bound'";
+      // A group keeps its colour (its place in groups) in every plot; none
+      // is the bound's black.
+      static const char* const colours[] = {"#9400d3", "#009e73", "#56b4e9", "#e69f00",
+                                            "#f0e442", "#0072b2", "#e51e10", "#8b4513"};
+      constexpr std::size_t ncolours = sizeof(colours) / sizeof(colours[0]);
       for (std::size_t g = 0; g < groups.size(); ++g)
-        gp << ", '' using 1:" << g + 3 << " with linespoints lw 2 title '" << groups[g] << "'";
+        if (plotted[g])
+          gp << ", '' using 1:" << g + 3 << " with linespoints lw 2 lc rgb '"
+             << colours[g % ncolours] << "' title '" << groups[g] << "'";
       gp << '\n';
       ++written;
     }
