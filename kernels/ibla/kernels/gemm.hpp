@@ -1103,29 +1103,27 @@ inline constexpr int gemm_load_in_order_order = sizeof(T) >= 8 ? 16 : 24;
 /// 1Ah (Zen 5) only. Read once.
 inline bool gemm_reads_blocks_in_order_from_memory() { return host_amd_family() == 0x1au; }
 
-/// Whether batch-level GEMM reads its blocks of one 4 KB page in address
-/// order before the tiles (touch_in_order, measured on Zen 5): on host CPUs
-/// other than AMD families 19h and 1Ah. On a Zen 4 the loads lost, in
-/// cache and out of it: a micro-driver (ibla::gemm NN, alpha 1.5, beta
-/// 0.5, n = 8, 10^4 problems, C restored before each call, 2 threads,
-/// medians of 101 calls, 4-5 alternated runs, microseconds, with ->
-/// without) doubles L = 8
-/// flushed 378-405 -> 360-368, in L3 210-214 -> 181-186; floats L = 16 in
-/// L3 105-137 -> 86-104, flushed 0.93-1.08x. Zen 3 (AVX2) was not
-/// measured. On a Zen 5 (AMD family 1Ah) they had won when first measured,
-/// and lose since the panel tiles read A in address order themselves
-/// (touch_in_order then covers B and C only). Measured there (2026-12-07,
-/// 2 threads): the micro-driver (10^4 problems of order 8, medians of 101
-/// calls, alternated runs, microseconds, with -> without) floats L = 16
-/// flushed 226-245 -> 196-210, in L3 87-93 -> 72-75; doubles L = 8 in L3
-/// 170-209 -> 152-170, flushed 348-430 -> 372-400 (the memory's speed
-/// moving); 10^5 doubles (out of the L3) even. ibla_bench (--ops gemm
-/// --sizes 8 --impls ibla,libxsmm --reps 21, a scratch build with the
-/// choice switched, 4 alternated runs, ibla / LIBXSMM in each run, as the
+/// Whether batch-level GEMM reads its blocks of one 4 KB page in address order
+/// before the tiles (touch_in_order, measured on Zen 5): on host CPUs other
+/// than AMD families 19h and 1Ah. On a Zen 4 the loads lost, in cache and out
+/// of it: a micro-driver (ibla::gemm NN, alpha 1.5, beta 0.5, n = 8, 10^4
+/// problems, C restored before each call, 2 threads, medians of 101 calls, 4-5
+/// alternated runs, microseconds, with -> without) doubles L = 8 flushed
+/// 378-405 -> 360-368, in L3 210-214 -> 181-186; floats L = 16 in L3 105-137 ->
+/// 86-104, flushed 0.93-1.08x. Zen 3 (AVX2) was not measured. On a Zen 5 (AMD
+/// family 1Ah) they had won when first measured, and lose since the panel tiles
+/// read A in address order themselves (touch_in_order then covers B and C
+/// only). Measured there (2026-12-07, 2 threads): the micro-driver (10^4
+/// problems of order 8, medians of 101 calls, alternated runs, microseconds,
+/// with -> without) floats L = 16 flushed 226-245 -> 196-210, in L3 87-93 ->
+/// 72-75; doubles L = 8 in L3 170-209 -> 152-170, flushed 348-430 -> 372-400
+/// (the memory's speed moving); 10^5 doubles (out of the L3) even. ibla_bench
+/// (--ops gemm --sizes 8 --impls ibla,libxsmm --reps 21, a scratch build with
+/// the choice switched, 4 alternated runs, ibla / LIBXSMM in each run, as the
 /// DRAM triad moved between 26 and 93 GB/s): floats flushed 1.32-1.79 ->
 /// 1.40-2.07, warm 1.37-1.54 -> 1.44-1.84; doubles flushed 0.68-1.16 ->
-/// 0.82-1.03, warm 0.65-0.90 -> 0.72-0.92. The Intel Xeon VM keeps them
-/// (not remeasured there). Read once.
+/// 0.82-1.03, warm 0.65-0.90 -> 0.72-0.92. The Intel Xeon VM keeps them (not
+/// remeasured there). Read once.
 inline bool gemm_touches_pages_in_order() {
   return !host_is_amd_family_19h() && host_amd_family() != 0x1au;
 }
