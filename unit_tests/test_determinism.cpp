@@ -654,8 +654,29 @@ TEST(DeterminismPastSingleTile, GemmFloat) {
   gemm_orders_past_single_tile_give_the_same_bits<float, 16>();
 }
 
+// Batch-level GEMM requests NN blocks of gemm_block_into_l1_order whole
+// into L1 before their tiles where GemmBlocks::requests_blocks_into_l1
+// (gemm_requests_blocks_into_l1): the flag both ways at that order, with
+// transposed operands (which request nothing) and at the orders around it.
+template <class T, int L>
+void gemm_blocks_into_l1_give_the_same_bits() {
+  constexpr int o          = ibla::impl::gemm_block_into_l1_order;
+  const GemmShape shapes[] = {{o, o, o, Op::N, Op::N},
+                              {o, o, o, Op::T, Op::N},
+                              {o, o, o, Op::N, Op::T},
+                              {o, o - 1, o, Op::N, Op::N},
+                              {o - 1, o - 1, o - 1, Op::N, Op::N},
+                              {o + 1, o + 1, o + 1, Op::N, Op::N}};
+  gemm_blocks_give_the_same_bits_both_ways<T, L>(
+      shapes, 83, [](auto& blocks, const bool flag) { blocks.requests_blocks_into_l1 = flag; });
+}
+
+TEST(DeterminismBlocksIntoL1, GemmDouble) { gemm_blocks_into_l1_give_the_same_bits<double, 8>(); }
+TEST(DeterminismBlocksIntoL1, GemmFloat) { gemm_blocks_into_l1_give_the_same_bits<float, 16>(); }
+
 // The CPU checks of the per-host rules (gemm_reads_blocks_in_order_from_
-// memory on Zen 5 only, gemm_touches_pages_in_order off on Zen 4 and 5, the
+// memory and gemm_requests_blocks_into_l1 on Zen 5 only,
+// gemm_touches_pages_in_order off on Zen 4 and 5, the
 // others off on Zen 4) against what Linux says of
 // cpu0: vendor_id AuthenticAMD and cpu family 25 (19h) or 26 (1Ah).
 // Skipped where /proc/cpuinfo has no such lines (not Linux, not x86).
@@ -678,6 +699,7 @@ TEST(DeterminismFromMemory, AmdFamilyMatchesProcCpuinfo) {
   EXPECT_EQ(ibla::impl::host_is_amd_family_19h(), amd && family == 0x19)
       << vendor << " family " << family;
   EXPECT_EQ(ibla::impl::gemm_reads_blocks_in_order_from_memory(), amd && family == 0x1a);
+  EXPECT_EQ(ibla::impl::gemm_requests_blocks_into_l1(), amd && family == 0x1a);
   EXPECT_EQ(ibla::impl::gemm_touches_pages_in_order(),
             !(amd && (family == 0x19 || family == 0x1a)));
   EXPECT_EQ(ibla::impl::gemm_leaves_orders_past_single_tile_unrequested(),

@@ -1128,6 +1128,32 @@ inline bool gemm_touches_pages_in_order() {
   return !host_is_amd_family_19h() && host_amd_family() != 0x1au;
 }
 
+/// The square order (m, n and k) whose NN blocks batch-level GEMM requests
+/// whole into L1 before their tiles where gemm_requests_blocks_into_l1: A,
+/// B and C, every line in address order (request_whole_blocks_into_l1),
+/// besides the next block's requests over the tiles. At this order the
+/// tiles (gemm_order_tiles' sequence, 4 x 4 and its edges) read a block's
+/// lines out of address order, and from memory ran at two thirds of the
+/// speed of ibla's own matrix-at-a-time form (gemm_small_matrix) on the
+/// same bytes stored one matrix after another. Measured on AVX-512 Zen 5
+/// (2026-12-07; micro-driver outside the repo: ibla::gemm NN, alpha 1.5,
+/// beta 0.5, 10^4 problems, C restored, 2 threads, medians of 101 calls,
+/// runs alternated, microseconds, without -> with): doubles L = 8 flushed
+/// 310-313 -> 219-228 (3 runs), 208-212 -> 180-182 (3 more, the memory
+/// faster), in L3 77-80 -> 81-83; L = 16 flushed 194-303 -> 183-191, in L3
+/// 65-75 -> 71-83; floats L = 16 flushed 104-106 -> 92-95, in L3 37-39 ->
+/// 39. The matrix-at-a-time form ran 178-219 flushed in the same runs.
+/// Order 7 flushed 0.93-1.09x and 1.05-1.09x slower in L3, orders 2..5 and
+/// 8..12 even or slower: this order only. Loads in place of the requests
+/// (load_whole_blocks_in_order) lost (0.8-0.9x), and so did the whole next
+/// block requested at once into L2 in place of the requests over the
+/// tiles (0.75-0.85x).
+inline constexpr int gemm_block_into_l1_order = 6;
+
+/// Whether batch-level GEMM requests blocks of gemm_block_into_l1_order into
+/// L1: on AMD family 1Ah (Zen 5), where it was measured. Read once.
+inline bool gemm_requests_blocks_into_l1() { return host_amd_family() == 0x1au; }
+
 /// Batch-level GEMM on host packs the blocks of Views whose matrices lie
 /// one after another (lanes_apart_v: LayoutRight, LayoutStride) into
 /// block-interleaved scratch (pack.hpp) where C has more elements than
@@ -1214,6 +1240,9 @@ struct GemmBlocks {
   // Square orders past the single tile up to gemm_unrequested_order request
   // nothing ahead (gemm_leaves_orders_past_single_tile_unrequested).
   bool unrequested_past_single_tile = false;
+  // Blocks of gemm_block_into_l1_order are requested into L1 before their
+  // tiles (gemm_requests_blocks_into_l1).
+  bool requests_blocks_into_l1 = false;
   template <class Member, class Lanes>
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member, index_t first, Lanes lanes) const {
     // A block of square matrices computed as one tile (gemm_single_tile_order)
@@ -1245,6 +1274,9 @@ struct GemmBlocks {
       prefetch_next_block(prefetch, first, lanes, C.extent(0), A, B, C);
       prefetch.by_cursors = exceeds_last_level_cache;
     }
+    if (requests_blocks_into_l1 && transA == Op::N && transB == Op::N &&
+        n == size_t(gemm_block_into_l1_order) && C.extent(2) == n && A.extent(2) == n)
+      request_whole_blocks_into_l1(a, b, c);
     if (in_order) {
       load_whole_blocks_in_order(a, b, c);
     } else if (gemm_tiles_read_a_in_order<T, decltype(a), decltype(b), decltype(c)>(transA, transB,
@@ -1916,6 +1948,8 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
     // Device blocks request nothing ahead (prefetch.hpp): their choice stays as it was.
     const bool unrequested_past_single_tile =
         !is_host_space_v<ExecSpace> || impl::gemm_leaves_orders_past_single_tile_unrequested();
+    const bool requests_blocks_into_l1 =
+        is_host_space_v<ExecSpace> && !packs && impl::gemm_requests_blocks_into_l1();
     const T alpha_t = T(alpha), beta_t = T(beta);
     detail::for_each_block_of<L>(
         exec, "ibla::gemm", batch, detail::problem_elements(A, B, C), packs,
@@ -1923,7 +1957,7 @@ void gemm(const ExecSpace& exec, Op transA, Op transB, const Scalar alpha, const
           return impl::GemmBlocks<T, std::decay_t<decltype(a)>, std::decay_t<decltype(b)>,
                                   std::decay_t<decltype(c)>>{
               transA, transB, alpha_t, beta_t, a, b, c, from_memory, touches_pages_in_order,
-              exceeds_last_level_cache, unrequested_past_single_tile};
+              exceeds_last_level_cache, unrequested_past_single_tile, requests_blocks_into_l1};
         },
         impl::read_only(A), impl::read_only(B),
         beta_t != T(0) ? impl::read_written(C) : impl::written_only(C));
