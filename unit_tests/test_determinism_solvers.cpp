@@ -704,3 +704,131 @@ TEST(DeterminismAcrossLayouts, SolversOnMatricesApartGiveTheBlockInterleavedBits
     same(run_solvers_on<LayoutStrideColMajor, Kokkos::LayoutRight>(s, n), "padded column-major");
   }
 }
+
+// Batch-level TRSM with one right-hand side on dense matrices one after
+// another whose op(A) has contiguous columns (column-major A, or row-major A
+// transposed) solves a matrix at a time at the orders of
+// trsm_small_matrix_order (trsm_small_matrices_batch) where this host
+// compiles that form: the bits of LayoutBlockInterleaved<8>, for every
+// Side::Left variant, rank-3 and rank-2 B, a batch that is no multiple of
+// the form's matrices an index, and one matrix whose diagonal has an
+// element whose reciprocal overflows (there the block forms divide).
+// Orders 3 and 5 (packed) alongside.
+TEST(DeterminismAcrossLayouts, TrsmOneColumnMatrixAtATimeGivesTheBlockInterleavedBits) {
+  if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
+    GTEST_SKIP() << "a host form (device lanes are threads)";
+  static_assert(ibla::default_block_lanes<double, Kokkos::DefaultHostExecutionSpace> == 8);
+  using T         = double;
+  const auto exec = Kokkos::DefaultExecutionSpace();
+  const Shape s(8);
+  const index_t batch = 2 * index_t(ibla::impl::trsm_small_matrices_per_index) + 5;
+  for (const int n : {2, 3, 4, 5, 8, 16, 32}) {
+    // dominant_batch's batch is the Shape's: its matrices repeated.
+    const HostBatch<T> dominant = dominant_batch<T>(s, n, false, 71 + n);
+    HostBatch<T> A(batch, n, n);
+    for (index_t b = 0; b < batch; ++b)
+      std::copy(dominant.matrix(b % s.batch), dominant.matrix(b % s.batch) + n * n, A.matrix(b));
+    HostBatch<T> B = random_batch<T>(batch, n, 1, 73 + n);
+    // Matrix 5: a diagonal element whose reciprocal overflows, and a small
+    // right-hand side, so that x stays finite.
+    const int r = n > 1 ? 1 : 0;
+    A(5, r, r)  = T(3e-309);
+    for (index_t i = 0; i < n; ++i) B(5, i, 0) *= T(1e-12);
+    for (int vi = 0; vi < 8; ++vi) {
+      const Uplo uplo = vi & 1 ? Uplo::Upper : Uplo::Lower;
+      const Op op     = vi & 2 ? Op::T : Op::N;
+      const Diag diag = vi & 4 ? Diag::Unit : Diag::NonUnit;
+      SCOPED_TRACE(::testing::Message() << "n " << n << " " << ibla::to_string(uplo) << " "
+                                        << ibla::to_string(op) << " " << ibla::to_string(diag));
+      const auto solve = [&](auto layout_tag) {
+        using Layout = decltype(layout_tag);
+        auto vA      = make_view<T, Layout>("A", batch, n, n);
+        auto vB      = make_view<T, Layout>("B", batch, n, 1);
+        fill_view(vA, A);
+        fill_view(vB, B);
+        ibla::trsm(exec, Side::Left, uplo, op, diag, T(-0.75), vA, vB);
+        return read_view(vB);
+      };
+      const auto ref = solve(ibla::LayoutBlockInterleaved<8>{});
+      for (const auto& x : ref.data) ASSERT_TRUE(std::isfinite(x));
+      EXPECT_TRUE(bitwise_same(solve(LayoutStrideDenseColMajor{}), ref)) << "dense column-major";
+      EXPECT_TRUE(bitwise_same(solve(Kokkos::LayoutRight{}), ref)) << "LayoutRight";
+      // B as a rank-2 View (batch, n), A column-major.
+      auto vA = make_view<T, LayoutStrideDenseColMajor>("A", batch, n, n);
+      fill_view(vA, A);
+      Kokkos::View<T**, Kokkos::LayoutRight> b2("b", batch, n);
+      auto h2 = Kokkos::create_mirror_view(b2);
+      for (index_t b = 0; b < batch; ++b)
+        for (index_t i = 0; i < n; ++i) h2(b, i) = B(b, i, 0);
+      Kokkos::deep_copy(b2, h2);
+      ibla::trsm(exec, Side::Left, uplo, op, diag, T(-0.75), vA, b2);
+      Kokkos::deep_copy(h2, b2);
+      HostBatch<T> got(batch, n, 1);
+      for (index_t b = 0; b < batch; ++b)
+        for (index_t i = 0; i < n; ++i) got(b, i, 0) = h2(b, i);
+      EXPECT_TRUE(bitwise_same(got, ref)) << "rank-2 B";
+    }
+  }
+}
+
+// TrsmSmallMatrices with its requests of the next matrix (on a batch larger
+// than the last-level cache from trsm_small_matrix_requesting_order) against
+// without them: only requests differ, so the bits must not. A batch that is
+// no multiple of the matrices an index, rank-3 and rank-2 B.
+TEST(DeterminismAcrossLayouts, TrsmOneColumnMatrixAtATimeRequestsGiveTheSameBits) {
+  if constexpr (!ibla::impl::trsm_has_small_matrices) {
+    GTEST_SKIP() << "this host packs such Views (trsm_has_small_matrices)";
+  } else {
+    using T             = double;
+    constexpr int N     = ibla::impl::trsm_small_matrix_requesting_order;
+    const index_t batch = 3 * ibla::impl::trsm_small_matrices_per_index + 7;
+    const HostBatch<T> dominant = dominant_batch<T>(Shape(8), N, false, 91);
+    HostBatch<T> A(batch, N, N);
+    for (index_t b = 0; b < batch; ++b)
+      std::copy(dominant.matrix(b % 8), dominant.matrix(b % 8) + N * N, A.matrix(b));
+    const HostBatch<T> B = random_batch<T>(batch, N, 1, 93);
+    // Host Views (the form is the host's), column-major matrices one after another.
+    const Kokkos::View<T***, Kokkos::LayoutStride, Kokkos::HostSpace> vA(
+        "A", Kokkos::LayoutStride(size_t(batch), size_t(N) * N, size_t(N), 1, size_t(N), size_t(N)));
+    for (index_t b = 0; b < batch; ++b)
+      for (index_t j = 0; j < N; ++j)
+        for (index_t i = 0; i < N; ++i) vA(b, i, j) = A(b, i, j);
+    for (const Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      const auto solve = [&](const bool requests, auto vB) {
+        using BV     = decltype(vB);
+        using Solver = ibla::impl::TrsmSmallMatrices<N, T, std::decay_t<decltype(vA)>, BV>;
+        const index_t per = ibla::impl::trsm_small_matrices_per_index;
+        Kokkos::parallel_for(
+            Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<index_t>>(
+                0, (batch + per - 1) / per),
+            Solver{Op::N, uplo == Uplo::Lower, false, T(1.5), vA, vB, requests, batch});
+        Kokkos::fence();
+      };
+      auto run = [&](const bool requests, const bool rank2) {
+        HostBatch<T> got(batch, N, 1);
+        if (rank2) {
+          Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> b2("b", batch, N);
+          for (index_t b = 0; b < batch; ++b)
+            for (index_t i = 0; i < N; ++i) b2(b, i) = B(b, i, 0);
+          solve(requests, b2);
+          for (index_t b = 0; b < batch; ++b)
+            for (index_t i = 0; i < N; ++i) got(b, i, 0) = b2(b, i);
+        } else {
+          Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace> b3("b", batch, N, 1);
+          for (index_t b = 0; b < batch; ++b)
+            for (index_t i = 0; i < N; ++i) b3(b, i, 0) = B(b, i, 0);
+          solve(requests, b3);
+          for (index_t b = 0; b < batch; ++b)
+            for (index_t i = 0; i < N; ++i) got(b, i, 0) = b3(b, i, 0);
+        }
+        return got;
+      };
+      for (const bool rank2 : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << ibla::to_string(uplo) << (rank2 ? " rank-2" : " rank-3"));
+        const auto without = run(false, rank2);
+        for (const auto& x : without.data) ASSERT_TRUE(std::isfinite(x));
+        EXPECT_TRUE(bitwise_same(run(true, rank2), without));
+      }
+    }
+  }
+}

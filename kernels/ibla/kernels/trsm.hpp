@@ -1332,6 +1332,199 @@ struct TrsmBlocks {
     team_sync(member);
   }
 };
+
+/// One matrix, one right-hand side: op(A) x = alpha b, op(A) of order N
+/// with unit row stride (its columns contiguous), b a column. The
+/// substitution of trsm_register_steps a column of op(A) at a time: x_r
+/// times the reciprocal of the diagonal (divided where the reciprocal
+/// overflows, as trsm_tile does in such a lane), then the rows not yet
+/// solved updated with op(A)'s column r, a vector over those rows. The same
+/// operations in the same order on every element as the block forms: the
+/// same bits. each_step() runs before every column.
+template <int N, bool Lower, class T, class BA, class BB, class EachStep>
+KOKKOS_FORCEINLINE_FUNCTION void trsm_small_matrix(const bool unit, const T alpha, const BA& A,
+                                                   const BB& B, EachStep& each_step) {
+  T b[N];
+#pragma omp simd
+  for (int i = 0; i < N; ++i) b[i] = alpha * B(i, 0, 0);
+  IBLA_IMPL_UNROLL
+  for (int s = 0; s < N; ++s) {
+    const int r = Lower ? s : N - 1 - s;
+    each_step();
+    if (!unit) {
+      const T d = A(r, r, 0);
+      b[r]      = reciprocal_overflows(d) ? b[r] / d : b[r] * (T(1) / d);
+    }
+    const T x = b[r];
+#pragma omp simd
+    for (int i = Lower ? r + 1 : 0; i < (Lower ? N : r); ++i)
+      b[i] = fused_mul_add(-A(i, r, 0), x, b[i]);
+  }
+#pragma omp simd
+  for (int i = 0; i < N; ++i) B(i, 0, 0) = b[i];
+}
+
+/// Batch-level TRSM with one right-hand side on host Views whose matrices
+/// lie one after another (LayoutRight, LayoutStride), op(A) dense with its
+/// columns contiguous (column-major A, or row-major A transposed), solves a
+/// matrix at a time (trsm_small_matrix) at the orders of
+/// trsm_small_matrix_order instead of packing blocks of L matrices into
+/// block-interleaved scratch: the packs cost as much as the solve from
+/// memory and several times it in cache (perf_tests/RESULTS.md, 2026-12-07:
+/// n = 16 flushed 552-612 us against 291-325 on the native layout). A
+/// matrix's substitution is a chain of dependent steps (about 10 cycles a
+/// column), so this form wins where its vectors are whole (orders 2, 4, 8,
+/// 16, 32 of doubles, AVX-512) and loses where GCC cuts the columns into
+/// parts. Measured on AVX-512 Zen 5 (micro-driver outside the repo:
+/// ibla::trsm left lower non-unit, alpha 1.5, on column-major matrices one
+/// after another in a LayoutStride View, 10^4 problems, B restored, 2
+/// threads, medians of 101 calls, 2 runs alternated, the same sums,
+/// microseconds, packs -> this form): doubles warm n = 2 16.4-17.2 ->
+/// 13.3-15.5, 4 29.3-38.4 -> 24.2-29.6, 8 132.6-133.7 -> 84.4-85.7, 16
+/// 352-381 -> 266-282, 32 2367-2449 -> 2105-2326; flushed 2 20.8-25.0 ->
+/// 16.8-18.8, 4 41.1-48.3 -> 36.4-38.5, 8 160.6-164.1 -> 138.9-157.2, 16
+/// 658-673 -> 476-496, 32 2400-2404 -> 2265. But warm 3 26.7-31.3 ->
+/// 44.6-50.7, 6 74.0-77.7 -> 110.4-116.7, 12 199.5-216.7 -> 245.0-246.1,
+/// 24 1128-1197 -> 1302-1338 (flushed even there), and floats, whose
+/// packs are twice as fast, lost at every order but 16 (warm n = 8 46 ->
+/// 63-77, 32 1669-1802 -> 2177-2308). Two or four matrices interleaved (to
+/// overlap their chains) lost to one: n = 16 warm 252 -> 449 / 366 (the
+/// columns' values left the registers).
+template <class T>
+constexpr bool trsm_small_matrix_order(const index_t n) {
+  return sizeof(T) >= 8 && (n == 2 || n == 4 || n == 8 || n == 16 || n == 32);
+}
+
+/// The largest order trsm_small_matrix_order takes.
+inline constexpr int trsm_small_matrix_last_order = 32;
+
+/// From this order, on a batch larger than the last-level cache
+/// (batch_exceeds_last_level_cache), each matrix of TrsmSmallMatrices
+/// requests the next one's A (a few lines a column, from its first line)
+/// and B: the hardware prefetcher alone left order 32 (8 KB a matrix)
+/// slower than the packs from memory. Measured on AVX-512 Zen 5 (the
+/// micro-driver of trsm_small_matrix_order, microseconds, 2 runs, packs /
+/// no requests -> the next matrix / the second / the fourth): n = 32, 10^4
+/// doubles (82 MB) flushed 2780-3156 / 4487-5874 -> 2385-2851 / 2584-2911 /
+/// 2246-3070, in L3 2944-3156 / 4220-4325 -> 2308-2772 / 2306-2999 /
+/// 2437-3033; 10^3 problems, in cache, 129-135 / 55-56 -> 65 (hence only
+/// from memory). Order 16 lost with them, flushed 598-630 -> 691-698 and
+/// from memory (10^5 problems) 5798-6028 -> 6800-7165.
+inline constexpr int trsm_small_matrix_requesting_order = 32;
+
+/// Whether this host compiles trsm_small_matrix's batch form: 64-byte
+/// vectors and 32 of them (AVX-512), where it was measured; elsewhere such
+/// Views are packed as before.
+inline constexpr bool trsm_has_small_matrices =
+    !IBLA_IMPL_DEVICE_PASS && host_simd_bytes >= 64 && host_has_wide_register_file;
+
+/// Matrices an index of TrsmSmallMatrices takes (as GemmSmallMatrices).
+inline constexpr index_t trsm_small_matrices_per_index = 16;
+
+/// trsm_small_matrix over a batch, trsm_small_matrices_per_index
+/// consecutive matrices an index, op(A)'s strides compile-time constants.
+/// With requests (trsm_small_matrix_requesting_order), each matrix requests
+/// the next one's A over its columns, as many lines a column as cover A and
+/// its first line's offset, and B's lines before them.
+template <int N, class T, class AV, class BV>
+struct TrsmSmallMatrices {
+  Op trans;
+  bool lower, unit;
+  T alpha;
+  AV A;
+  BV B;
+  bool requests;
+  index_t batch;
+  template <bool Lower, bool Requests>
+  KOKKOS_FORCEINLINE_FUNCTION void run(const index_t first, const index_t end) const {
+#if !IBLA_IMPL_DEVICE_PASS
+    constexpr index_t bytes = index_t(N) * N * index_t(sizeof(T));
+    constexpr int lines     = int((bytes + BlockPrefetch::line - 1) / BlockPrefetch::line) + 1;
+    constexpr int per_step  = (lines + N - 1) / N;
+    const auto line_of      = [](const T* p) {
+      return BlockPrefetch::line_of(reinterpret_cast<const char*>(p));
+    };
+    for (index_t m = first; m < end; ++m) {
+      const auto a      = apply_op(trans, lane_block(A, m, lanes_c<1>{}));
+      const auto b      = lane_block(B, m, lanes_c<1>{});
+      const bool next   = Requests && m + 1 < batch;
+      auto nothing_more = []() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {};
+      if constexpr (Requests) {
+        BlockPrefetch::LineCursor<per_step> next_a{next ? line_of(&A(m + 1, 0, 0)) : nullptr, {}};
+        if (next) {
+          BlockPrefetch::LineCursor<(N * int(sizeof(T)) + BlockPrefetch::line - 1) /
+                                        BlockPrefetch::line + 1>
+              next_b{line_of(&lane_block(B, m + 1, lanes_c<1>{})(0, 0, 0)), {}};
+          next_b();
+        }
+        auto each_step = [&]() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+          if (next) next_a();
+        };
+        trsm_small_matrix<N, Lower>(unit, alpha, with_fixed_strides<1, N>(a), b, each_step);
+      } else {
+        trsm_small_matrix<N, Lower>(unit, alpha, with_fixed_strides<1, N>(a), b, nothing_more);
+      }
+    }
+#else
+    (void)first, (void)end;
+#endif
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const index_t index) const {
+    const index_t first = index * trsm_small_matrices_per_index;
+    const index_t end   = first + trsm_small_matrices_per_index < batch
+                              ? first + trsm_small_matrices_per_index
+                              : batch;
+    if (requests) {
+      if (lower) run<true, true>(first, end);
+      else run<false, true>(first, end);
+    } else {
+      if (lower) run<true, false>(first, end);
+      else run<false, false>(first, end);
+    }
+  }
+};
+
+/// Runs TRSM a matrix at a time (TrsmSmallMatrices) and returns true where
+/// it applies: Side::Left, one right-hand side, alpha nonzero (alpha = 0
+/// reads neither A nor B), an order of trsm_small_matrix_order that this
+/// build compiles, op(A) dense with unit row stride; else false, nothing
+/// done.
+template <class ExecSpace, class T, class AV, class BV>
+bool trsm_small_matrices_batch(const ExecSpace& exec, const Side side, const Uplo uplo,
+                               const Op trans, const Diag diag, const T alpha, const AV& A,
+                               const BV& B) {
+#if IBLA_IMPL_DEVICE_PASS
+  (void)exec, (void)side, (void)uplo, (void)trans, (void)diag, (void)alpha, (void)A, (void)B;
+  return false;
+#else
+  const index_t batch = index_t(B.extent(0));
+  const index_t n     = index_t(A.extent(1));
+  const index_t cols  = BV::rank == 3 ? index_t(B.extent(2)) : 1;
+  if (side != Side::Left || batch == 0 || alpha == T(0) || cols != 1 ||
+      !trsm_small_matrix_order<T>(n) || !detail::host_order_compiled(int(n)))
+    return false;
+  const auto a = apply_op(trans, lane_block(A, 0, lanes_c<1>{}));
+  if (!(a.rs == 1 && a.cs == n)) return false;
+  const bool lower    = (trans == Op::N ? uplo : flip(uplo)) == Uplo::Lower;
+  const bool requests = n >= trsm_small_matrix_requesting_order && batch_exceeds_last_level_cache(A, B);
+  bool done           = false;
+  detail::host_static_switch<trsm_small_matrix_last_order>(int(n), [&](auto order) {
+    constexpr int N = decltype(order)::value;
+    if constexpr (trsm_small_matrix_order<T>(N) && detail::host_order_specialised<N>) {
+      Kokkos::parallel_for(
+          "ibla::trsm",
+          Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
+                              Kokkos::IndexType<index_t>>(
+              exec, 0, (batch + trsm_small_matrices_per_index - 1) / trsm_small_matrices_per_index),
+          TrsmSmallMatrices<N, T, AV, BV>{trans, lower, diag == Diag::Unit, alpha, A, B, requests,
+                                          batch});
+      done = true;
+    }
+  });
+  return done;
+#endif
+}
+
 }  // namespace impl
 
 /// Batched TRSM. A is a rank-3 View (batch, k, k); B is rank-3 (batch, m,
@@ -1375,6 +1568,10 @@ void trsm(const ExecSpace& exec, Side side, Uplo uplo, Op trans, Diag diag, cons
     constexpr int L     = detail::choose_block_lanes<T, ExecSpace, BV, AV>();
     constexpr bool packs = detail::packs_blocks_v<ExecSpace, AV, BV>;
     const T alpha_t      = T(alpha);
+    if constexpr (is_host_space_v<ExecSpace> && impl::trsm_has_small_matrices &&
+                  lanes_apart_v<AV> && lanes_apart_v<BV>) {
+      if (impl::trsm_small_matrices_batch(exec, side, uplo, trans, diag, alpha_t, A, B)) return;
+    }
     const int one_column_unrequested =
         is_host_space_v<ExecSpace> ? impl::trsm_one_column_unrequested_order() : 0;
     impl::with_trsm_host_order<T, L, ExecSpace, detail::kernel_view_t<packs, L, AV>>(
