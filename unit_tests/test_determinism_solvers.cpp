@@ -721,7 +721,7 @@ TEST(DeterminismAcrossLayouts, TrsmOneColumnMatrixAtATimeGivesTheBlockInterleave
   using T         = double;
   const auto exec = Kokkos::DefaultExecutionSpace();
   const Shape s(8);
-  const index_t batch = 2 * index_t(ibla::impl::trsm_small_matrices_per_index) + 5;
+  const index_t batch = 2 * index_t(ibla::detail::small_matrices_per_index) + 5;
   for (const int n : {2, 3, 4, 5, 8, 16, 32}) {
     // dominant_batch's batch is the Shape's: its matrices repeated.
     const HostBatch<T> dominant = dominant_batch<T>(s, n, false, 71 + n);
@@ -781,7 +781,7 @@ TEST(DeterminismAcrossLayouts, TrsmOneColumnMatrixAtATimeRequestsGiveTheSameBits
   } else {
     using T             = double;
     constexpr int N     = ibla::impl::trsm_small_matrix_requesting_order;
-    const index_t batch = 3 * ibla::impl::trsm_small_matrices_per_index + 7;
+    const index_t batch = 3 * ibla::detail::small_matrices_per_index + 7;
     const HostBatch<T> dominant = dominant_batch<T>(Shape(8), N, false, 91);
     HostBatch<T> A(batch, N, N);
     for (index_t b = 0; b < batch; ++b)
@@ -797,7 +797,7 @@ TEST(DeterminismAcrossLayouts, TrsmOneColumnMatrixAtATimeRequestsGiveTheSameBits
       const auto solve = [&](const bool requests, auto vB) {
         using BV     = decltype(vB);
         using Solver = ibla::impl::TrsmSmallMatrices<N, T, std::decay_t<decltype(vA)>, BV>;
-        const index_t per = ibla::impl::trsm_small_matrices_per_index;
+        const index_t per = ibla::detail::small_matrices_per_index;
         Kokkos::parallel_for(
             Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<index_t>>(
                 0, (batch + per - 1) / per),

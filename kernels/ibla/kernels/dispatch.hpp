@@ -30,6 +30,28 @@ inline constexpr int default_block_lanes = is_host_space_v<ExecSpace> ? int(64 /
 
 namespace detail {
 
+/// Host batch forms that run a matrix at a time (GemmSmallMatrices,
+/// TrsmSmallMatrices) give each index of their range this many consecutive
+/// matrices: with a matrix an index, each a call of the functor from
+/// Kokkos' loop, GEMM n = 2 took 13.7 us against 8.2 for a plain OpenMP
+/// loop over the same kernel.
+inline constexpr index_t small_matrices_per_index = 16;
+
+/// The indices such a form's range has for a batch.
+KOKKOS_INLINE_FUNCTION constexpr index_t small_matrices_indices(const index_t batch) {
+  return (batch + small_matrices_per_index - 1) / small_matrices_per_index;
+}
+
+/// The matrices [first, end) of index `index` of such a range.
+struct MatrixRange {
+  index_t first, end;
+};
+KOKKOS_INLINE_FUNCTION constexpr MatrixRange small_matrices_of_index(const index_t index,
+                                                                     const index_t batch) {
+  const index_t first = index * small_matrices_per_index;
+  return {first, first + small_matrices_per_index < batch ? first + small_matrices_per_index : batch};
+}
+
 /// L of the first block-interleaved View type among Views, else the default.
 template <class T, class ExecSpace, class... Views>
 constexpr int choose_block_lanes() {

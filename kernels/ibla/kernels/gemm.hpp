@@ -1742,14 +1742,10 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_small_matrix(const T alpha, const BA& A, c
     }
 }
 
-/// Matrices an index of GemmSmallMatrices takes.
-inline constexpr index_t gemm_small_matrices_per_index = 16;
-
 /// gemm_small_matrix over a batch of dense matrices, their strides
-/// compile-time constants (with_fixed_strides), gemm_small_matrices_per_index
-/// consecutive matrices an index (a matrix an index, each a call of the
-/// functor from Kokkos' loop, took n = 2 at 13.7 us against 8.2 for a plain
-/// OpenMP loop over the same kernel); where C is row-major it computes C^T =
+/// compile-time constants (with_fixed_strides),
+/// detail::small_matrices_per_index consecutive matrices an index; where C
+/// is row-major it computes C^T =
 /// op(B)^T op(A)^T (as GemmMatrixRows).
 template <int N, class T, class AV, class BV, class CV>
 struct GemmSmallMatrices {
@@ -1780,10 +1776,7 @@ struct GemmSmallMatrices {
 #endif
   }
   KOKKOS_INLINE_FUNCTION void operator()(const index_t index) const {
-    const index_t first = index * gemm_small_matrices_per_index;
-    const index_t end   = first + gemm_small_matrices_per_index < batch
-                              ? first + gemm_small_matrices_per_index
-                              : batch;
+    const auto [first, end] = detail::small_matrices_of_index(index, batch);
     // y's elements are broadcast one at a time: dense either way.
     if (beta != T(0)) {
       if (y_by_columns) run<true, 1, N>(first, end);
@@ -1845,7 +1838,7 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
             Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
                                 Kokkos::IndexType<index_t>>(
                 exec, 0,
-                (batch + gemm_small_matrices_per_index - 1) / gemm_small_matrices_per_index),
+                detail::small_matrices_indices(batch)),
             GemmSmallMatrices<N, T, AV, BV, CV>{transA, transB, alpha, beta, A, B, C, !by_columns,
                                                 y_by_columns, batch});
         done = true;

@@ -1418,10 +1418,7 @@ inline constexpr int trsm_small_matrix_requesting_order = 32;
 inline constexpr bool trsm_has_small_matrices =
     !IBLA_IMPL_DEVICE_PASS && host_simd_bytes >= 64 && host_has_wide_register_file;
 
-/// Matrices an index of TrsmSmallMatrices takes (as GemmSmallMatrices).
-inline constexpr index_t trsm_small_matrices_per_index = 16;
-
-/// trsm_small_matrix over a batch, trsm_small_matrices_per_index
+/// trsm_small_matrix over a batch, detail::small_matrices_per_index
 /// consecutive matrices an index, op(A)'s strides compile-time constants.
 /// With requests (trsm_small_matrix_requesting_order), each matrix requests
 /// the next one's A over its columns, as many lines a column as cover A and
@@ -1448,7 +1445,6 @@ struct TrsmSmallMatrices {
       const auto a      = apply_op(trans, lane_block(A, m, lanes_c<1>{}));
       const auto b      = lane_block(B, m, lanes_c<1>{});
       const bool next   = Requests && m + 1 < batch;
-      auto nothing_more = []() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {};
       if constexpr (Requests) {
         BlockPrefetch::LineCursor<per_step> next_a{next ? line_of(&A(m + 1, 0, 0)) : nullptr, {}};
         if (next) {
@@ -1462,6 +1458,7 @@ struct TrsmSmallMatrices {
         };
         trsm_small_matrix<N, Lower>(unit, alpha, with_fixed_strides<1, N>(a), b, each_step);
       } else {
+        auto nothing_more = []() IBLA_IMPL_ALWAYS_INLINE_LAMBDA {};
         trsm_small_matrix<N, Lower>(unit, alpha, with_fixed_strides<1, N>(a), b, nothing_more);
       }
     }
@@ -1470,10 +1467,7 @@ struct TrsmSmallMatrices {
 #endif
   }
   KOKKOS_INLINE_FUNCTION void operator()(const index_t index) const {
-    const index_t first = index * trsm_small_matrices_per_index;
-    const index_t end   = first + trsm_small_matrices_per_index < batch
-                              ? first + trsm_small_matrices_per_index
-                              : batch;
+    const auto [first, end] = detail::small_matrices_of_index(index, batch);
     if (requests) {
       if (lower) run<true, true>(first, end);
       else run<false, true>(first, end);
@@ -1514,8 +1508,8 @@ bool trsm_small_matrices_batch(const ExecSpace& exec, const Side side, const Upl
       Kokkos::parallel_for(
           "ibla::trsm",
           Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
-                              Kokkos::IndexType<index_t>>(
-              exec, 0, (batch + trsm_small_matrices_per_index - 1) / trsm_small_matrices_per_index),
+                              Kokkos::IndexType<index_t>>(exec, 0,
+                                                          detail::small_matrices_indices(batch)),
           TrsmSmallMatrices<N, T, AV, BV>{trans, lower, diag == Diag::Unit, alpha, A, B, requests,
                                           batch});
       done = true;
