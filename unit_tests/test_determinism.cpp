@@ -447,12 +447,26 @@ TEST(DeterminismAcrossLayouts, GemmMatrixRowsDouble) {
                 ibla::impl::gemm_matrix_rows_last_order == 32);
   static_assert(ibla::impl::gemm_small_matrix_last_order<double> == 7 &&
                 ibla::impl::gemm_small_matrix_last_order<float> == 12);
+  // Orders whose columns are one masked 32-byte vector, where the host has
+  // them (gemm_small_matrix_vector_columns): doubles 3 (here), floats 5..7
+  // (GemmMatrixRowsFloat); both forms are compared with the
+  // block-interleaved bits, the last matrix of an index with masked loads.
+  static_assert(!ibla::impl::gemm_small_matrix_vector_columns<double, 2> &&
+                !ibla::impl::gemm_small_matrix_vector_columns<double, 4> &&
+                !ibla::impl::gemm_small_matrix_vector_columns<double, 5> &&
+                !ibla::impl::gemm_small_matrix_vector_columns<float, 3> &&
+                !ibla::impl::gemm_small_matrix_vector_columns<float, 8> &&
+                !ibla::impl::gemm_small_matrix_vector_columns<float, 9>);
+  static_assert(ibla::impl::gemm_small_matrix_vector_columns<double, 3> ==
+                    ibla::impl::gemm_small_matrix_vector_columns<float, 7> &&
+                ibla::impl::gemm_small_matrix_vector_columns<float, 5> ==
+                    ibla::impl::gemm_small_matrix_vector_columns<float, 7>);
   gemm_matrix_rows_gives_the_block_interleaved_bits<double>({1, 2, 3, 5, 7, 8, 9, 13, 20, 27, 32});
 }
 TEST(DeterminismAcrossLayouts, GemmMatrixRowsFloat) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "the form is the host kernels' (device lanes are threads)";
-  gemm_matrix_rows_gives_the_block_interleaved_bits<float>({2, 4, 6, 9, 12, 13, 16, 21, 24, 32});
+  gemm_matrix_rows_gives_the_block_interleaved_bits<float>({2, 4, 5, 6, 7, 9, 12, 13, 16, 21, 24, 32});
 }
 
 // On a GPU, batch-level GEMM of orders from gemm_team_tiles_order up runs as

@@ -6,6 +6,7 @@
 // side, by transposes in registers (pack_block, unpack_block).
 #pragma once
 
+#include <ibla/core/fused.hpp>
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/registers.hpp>
 #include <ibla/core/types.hpp>
@@ -265,6 +266,39 @@ KOKKOS_FORCEINLINE_FUNCTION void store_first(T* p, const typename lane_vector<T,
 #endif
   for (int e = 0; e < W; ++e)
     if (e < count) p[e] = v[e];
+}
+
+/// Whether load_first and store_first of 32-byte vectors are single masked
+/// instructions here (AVX-512VL), not element loops.
+#if defined(__AVX512VL__)
+inline constexpr bool host_has_masked_32_byte_vectors = true;
+#else
+inline constexpr bool host_has_masked_32_byte_vectors = false;
+#endif
+
+/// a * b + c lane by lane with one rounding, as fused_mul_add of each
+/// lane's values, on a GCC vector of 32 bytes.
+template <class V>
+KOKKOS_FORCEINLINE_FUNCTION V vector_fused_mul_add(const V a, const V b, const V c) {
+#if defined(__AVX512VL__)
+  if constexpr (sizeof(V) == 32 && sizeof(a[0]) == 8) {
+    return (V)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+  } else if constexpr (sizeof(V) == 32 && sizeof(a[0]) == 4) {
+    return (V)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+  }
+#endif
+  V r;
+  for (int e = 0; e < int(sizeof(V) / sizeof(a[0])); ++e) r[e] = fused_mul_add(a[e], b[e], c[e]);
+  return r;
+}
+
+/// x in every lane of a GCC vector of T (lane by lane, not x + a zero
+/// vector, which would turn -0 into +0).
+template <class V, class T>
+KOKKOS_FORCEINLINE_FUNCTION V splat(const T x) {
+  V v;
+  for (int e = 0; e < int(sizeof(V) / sizeof(T)); ++e) v[e] = x;
+  return v;
 }
 #define IBLA_IMPL_PACK_BY_TRANSPOSES 1
 #else

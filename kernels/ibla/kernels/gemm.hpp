@@ -12,6 +12,7 @@
 #include <ibla/core/lanes.hpp>
 #include <ibla/core/registers.hpp>
 #include <ibla/core/types.hpp>
+#include <ibla/kernels/block_copy.hpp>
 #include <ibla/kernels/dispatch.hpp>
 #include <ibla/kernels/pack.hpp>
 #include <ibla/kernels/prefetch.hpp>
@@ -1742,6 +1743,87 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_small_matrix(const T alpha, const BA& A, c
     }
 }
 
+#if !IBLA_IMPL_DEVICE_PASS && IBLA_IMPL_PACK_BY_TRANSPOSES
+/// Whether gemm_small_matrix of order N takes its columns of T as one
+/// 32-byte vector each (gemm_small_matrix_vector_columns): where a column
+/// fills more than half of such a vector and not all of it (floats 5..7,
+/// doubles 3) and the vector's masked loads and stores are single
+/// instructions (AVX-512VL). GCC cut those columns' element loops into
+/// smaller vector and scalar pieces (4 + 2 + 1 floats at order 7).
+/// Measured on AVX-512 Zen 5 (micro-driver outside the repo: ibla::gemm
+/// NN, alpha 1.5, beta 0.5 on 10^4 LayoutRight matrices, 2 threads, both
+/// forms in turn on the same Views, medians of 201 calls in cache and 101
+/// flushed with clflushopt, 2 runs, us, element loops -> vector columns):
+/// floats n = 5 in cache 106 / 95 -> 72 / 67, flushed 115 / 106 -> 101 /
+/// 85; n = 6 186 / 159 -> 93 / 87, flushed 203 / 189 -> 142 / 145; n = 7
+/// 341 / 285 -> 114 / 106, flushed 358 / 342 -> 175 / 246; doubles n = 3
+/// in cache 54 / 53 -> 43 / 41, flushed 70 / 77 -> 67 / 79; 4 more runs,
+/// the memory faster: doubles n = 3 in cache 44-50 -> 40-44, flushed
+/// 57-61 -> 56-64, floats flushed n = 5 100-115 -> 92-123, 6 144-161 ->
+/// 128-162 (the same in cache either way, 0.93-1.14x). Not kept:
+/// 64-byte vectors (doubles n = 5..7: flushed 1.26-1.69x slower, n = 5
+/// 172 / 255 -> 217 / 343, 7 382 / 490 -> 537 / 828; floats n = 9..12:
+/// 1.3-1.9x slower flushed, 12 529 / 519 -> 933 / 988), floats n = 3 (47
+/// / 39 against 54 / 30 flushed), every load masked (floats n = 7 flushed
+/// 302 / 414, against 175 / 246 with whole loads), and C read a column at
+/// a time between the stores (1.4-3x slower at every order: each load
+/// waited on the masked store before it to the same line).
+template <class T, int N>
+inline constexpr bool gemm_small_matrix_vector_columns = host_has_masked_32_byte_vectors &&
+                                                          2 * N > 32 / int(sizeof(T)) &&
+                                                          N < 32 / int(sizeof(T));
+
+/// gemm_small_matrix with each column of A and C one 32-byte vector (see
+/// gemm_small_matrix_vector_columns): the same fused operations in the same
+/// order on every element, so the same bits. whole_loads: the lanes past a
+/// column (the next column's, the next matrix's) may be read, A's and C's
+/// columns are then whole-vector loads; else masked. Every C store is
+/// masked, and C is read whole before the first store.
+template <int N, bool ReadC, class T, class BA, class BB, class BC>
+KOKKOS_FORCEINLINE_FUNCTION void gemm_small_matrix_vector_columns_form(const T alpha, const BA& A,
+                                                                       const BB& B, const T beta,
+                                                                       const BC& C,
+                                                                       const bool whole_loads) {
+  constexpr int W = 32 / int(sizeof(T));
+  using V         = typename lane_vector<T, W>::type;
+  const auto load = [&](const T* p) IBLA_IMPL_ALWAYS_INLINE_LAMBDA {
+    V v;
+    if (whole_loads) {
+      std::memcpy(&v, p, sizeof(V));
+    } else {
+      v = load_first<T, W>(p, N);
+    }
+    return v;
+  };
+  V a[N], acc[N], out[N];
+  IBLA_IMPL_UNROLL
+  for (int p = 0; p < N; ++p) a[p] = load(&A(0, p, 0));
+  IBLA_IMPL_UNROLL
+  for (int j = 0; j < N; ++j) acc[j] = V{};
+  IBLA_IMPL_UNROLL
+  for (int p = 0; p < N; ++p)
+    IBLA_IMPL_UNROLL
+    for (int j = 0; j < N; ++j) acc[j] = vector_fused_mul_add(a[p], splat<V>(B(p, j, 0)), acc[j]);
+  if constexpr (ReadC) {
+    IBLA_IMPL_UNROLL
+    for (int j = 0; j < N; ++j) out[j] = load(&C(0, j, 0));
+  }
+  IBLA_IMPL_UNROLL
+  for (int j = 0; j < N; ++j) {
+    if constexpr (ReadC) {
+      out[j] = vector_fused_mul_add(splat<V>(alpha), acc[j], splat<V>(beta) * out[j]);
+    } else {
+      out[j] = splat<V>(alpha) * acc[j];
+    }
+  }
+  IBLA_IMPL_UNROLL
+  for (int j = 0; j < N; ++j) store_first<T, W>(&C(0, j, 0), out[j], N);
+}
+#else
+template <class T, int N>
+inline constexpr bool gemm_small_matrix_vector_columns = false;
+#endif
+
 /// gemm_small_matrix over a batch of dense matrices, their strides
 /// compile-time constants (with_fixed_strides),
 /// detail::small_matrices_per_index consecutive matrices an index; where C
@@ -1767,9 +1849,17 @@ struct GemmSmallMatrices {
       const auto x = transposed_c ? transposed(b) : a;
       const auto y = transposed_c ? transposed(a) : b;
       const auto z = transposed_c ? transposed(c) : c;
-      gemm_small_matrix<N, ReadC>(alpha, with_fixed_strides<1, N>(x),
-                                  with_fixed_strides<YRowStride, YColStride>(y), beta,
-                                  with_fixed_strides<1, N>(z));
+      if constexpr (gemm_small_matrix_vector_columns<T, N>) {
+        // A column of the matrix after m is there to be read past, in this
+        // index's range (C's, read before this thread writes it).
+        gemm_small_matrix_vector_columns_form<N, ReadC>(
+            alpha, with_fixed_strides<1, N>(x), with_fixed_strides<YRowStride, YColStride>(y),
+            beta, with_fixed_strides<1, N>(z), m + 1 < end);
+      } else {
+        gemm_small_matrix<N, ReadC>(alpha, with_fixed_strides<1, N>(x),
+                                    with_fixed_strides<YRowStride, YColStride>(y), beta,
+                                    with_fixed_strides<1, N>(z));
+      }
     }
 #else
     (void)first, (void)end;
