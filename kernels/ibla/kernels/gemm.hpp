@@ -1748,8 +1748,9 @@ KOKKOS_FORCEINLINE_FUNCTION void gemm_small_matrix(const T alpha, const BA& A, c
 /// 32-byte vector each (gemm_small_matrix_vector_columns): where a column
 /// fills more than half of such a vector and not all of it (floats 5..7,
 /// doubles 3) and the vector's masked loads and stores are single
-/// instructions (AVX-512VL). GCC cut those columns' element loops into
-/// smaller vector and scalar pieces (4 + 2 + 1 floats at order 7).
+/// instructions (AVX-512VL). GCC compiled those columns' element loops
+/// into 16-byte vectors and scalar operations (order 7, floats: 467 xmm
+/// FMAs and 62 scalar ones in GemmSmallMatrices' instance, no ymm one).
 /// Measured on AVX-512 Zen 5 (micro-driver outside the repo: ibla::gemm
 /// NN, alpha 1.5, beta 0.5 on 10^4 LayoutRight matrices, 2 threads, both
 /// forms in turn on the same Views, medians of 201 calls in cache and 101
