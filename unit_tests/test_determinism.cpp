@@ -347,8 +347,9 @@ TEST(DeterminismAcrossLayouts, GemmPackedRequestingNextBlockFloat) {
 // unit-stride dimension as the SIMD vector (gemm_matrix_rows_batch, on
 // AVX-512 hosts): column-major matrices (dense or padded) with op(A) = A,
 // row-major ones (LayoutRight) with op(B) = B; the other operand
-// transposed or not; orders below it (gemm_small_matrix) on dense matrices
-// only. The same bits as LayoutBlockInterleaved of ibla's L,
+// transposed or not; the orders of gemm_small_matrix_order on dense
+// matrices by gemm_small_matrix (padded ones by the rows where
+// gemm_matrix_rows_order takes the order too). The same bits as LayoutBlockInterleaved of ibla's L,
 // with and without the next matrix's requests (batches on both sides of
 // prefetch_above_bytes, odd counts), beta zero (C holding NaN, which must
 // not reach the result) or not. The form is called directly too, so that
@@ -407,10 +408,11 @@ void gemm_matrix_rows_gives_the_block_interleaved_bits(const std::vector<int>& o
             }
             const auto ref = c.template run<ibla::LayoutBlockInterleaved<L>>(exec);
             for (const auto& x : ref.data) ASSERT_FALSE(std::isnan(x));
-            // Orders below the form's take gemm_small_matrix, dense matrices only.
-            const bool small = n <= ibla::impl::gemm_small_matrix_last_order<T>;
-            const bool form  = ibla::impl::gemm_has_matrix_rows &&
-                              (small || ibla::impl::gemm_matrix_rows_order<T>(n));
+            // The orders of gemm_small_matrix take it on dense matrices only;
+            // padded ones go to gemm_matrix_rows where it takes the order.
+            const bool small = ibla::impl::gemm_small_matrix_order<T>(n);
+            const bool rows  = ibla::impl::gemm_matrix_rows_order<T>(n);
+            const bool form  = ibla::impl::gemm_has_matrix_rows && (small || rows);
             const auto by_columns = gemm_matrix_rows_directly<T, LayoutStrideDenseColMajor>(c);
             // A 1 x 1 matrix has unit strides whatever op is.
             EXPECT_EQ(by_columns.first, form && (ta == Op::N || n == 1)) << "dense column-major";
@@ -419,7 +421,8 @@ void gemm_matrix_rows_gives_the_block_interleaved_bits(const std::vector<int>& o
               ++ran;
             }
             const auto padded = gemm_matrix_rows_directly<T, LayoutStrideColMajor>(c);
-            EXPECT_EQ(padded.first, form && !small && ta == Op::N) << "padded column-major";
+            EXPECT_EQ(padded.first, ibla::impl::gemm_has_matrix_rows && rows && ta == Op::N)
+                << "padded column-major";
             if (padded.first) {
               EXPECT_TRUE(bitwise_same(padded.second, ref)) << "padded, directly";
             }
@@ -445,8 +448,17 @@ TEST(DeterminismAcrossLayouts, GemmMatrixRowsDouble) {
     GTEST_SKIP() << "the form is the host kernels' (device lanes are threads)";
   static_assert(ibla::impl::gemm_matrix_rows_first_order == 8 &&
                 ibla::impl::gemm_matrix_rows_last_order == 32);
-  static_assert(ibla::impl::gemm_small_matrix_last_order<double> == 7 &&
-                ibla::impl::gemm_small_matrix_last_order<float> == 12);
+  // Doubles 8, 9 and 11 take both forms (dense, padded), 10 only the rows.
+  static_assert(ibla::impl::gemm_small_matrix_order<double>(7) &&
+                ibla::impl::gemm_small_matrix_order<double>(8) &&
+                ibla::impl::gemm_small_matrix_order<double>(9) &&
+                !ibla::impl::gemm_small_matrix_order<double>(10) &&
+                ibla::impl::gemm_small_matrix_order<double>(11) &&
+                !ibla::impl::gemm_small_matrix_order<double>(12) &&
+                ibla::impl::gemm_small_matrix_order<float>(12) &&
+                !ibla::impl::gemm_small_matrix_order<float>(13) &&
+                ibla::impl::gemm_matrix_rows_order<double>(8) &&
+                ibla::impl::gemm_matrix_rows_order<double>(11));
   // Orders whose columns are one masked 32-byte vector, where the host has
   // them (gemm_small_matrix_vector_columns): doubles 3 (here), floats 5..7
   // (GemmMatrixRowsFloat); both forms are compared with the
@@ -461,7 +473,8 @@ TEST(DeterminismAcrossLayouts, GemmMatrixRowsDouble) {
                     ibla::impl::gemm_small_matrix_vector_columns<float, 7> &&
                 ibla::impl::gemm_small_matrix_vector_columns<float, 5> ==
                     ibla::impl::gemm_small_matrix_vector_columns<float, 7>);
-  gemm_matrix_rows_gives_the_block_interleaved_bits<double>({1, 2, 3, 5, 7, 8, 9, 13, 20, 27, 32});
+  gemm_matrix_rows_gives_the_block_interleaved_bits<double>(
+      {1, 2, 3, 5, 7, 8, 9, 10, 11, 13, 20, 27, 32});
 }
 TEST(DeterminismAcrossLayouts, GemmMatrixRowsFloat) {
   if (!std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)

@@ -1705,9 +1705,31 @@ struct GemmMatrixRows {
 /// 134.4 us against its 212.1 / 128.6), 9 1.45x / 1.65x, 10 1.26x /
 /// 1.30x, 11 1.10x / 0.99x, 12 1.20x / 1.20x, but 13 1.13x / 0.94x and
 /// 14 1.03x / 0.74x.
+/// Doubles n = 8, 9 and 11 too (dense matrices; padded ones keep
+/// gemm_matrix_rows): on AVX-512 Zen 5 (micro-driver outside the repo:
+/// ibla::gemm NN, alpha 1.5, beta 0.5 on 10^4 LayoutRight doubles, 2
+/// threads, gemm_matrix_rows, this form and LIBXSMM's JIT kernel as
+/// ibla_bench calls it, in turn on the same Views, medians of 201 calls
+/// in cache and 61-101 flushed with clflushopt, 2 runs, us): in cache n =
+/// 8 185 / 182 -> 102 / 100 (LIBXSMM 94 / 94), 9 367 / 372 -> 260 / 268
+/// (210 / 215), 11 995 / 939 -> 789 / 714 (614 / 509); flushed n = 8 292 /
+/// 334 -> 300 / 347, 9 407 / 410 -> 393 / 407, 11 897 / 1035 -> 663 /
+/// 1001. Not n = 10 (in cache 448 / 477 -> 531 / 510, flushed 502 / 509
+/// -> 635 / 633) nor 12 and 16 (0.56-0.84x). gemm_matrix_rows' tiles of 6
+/// columns reload A's columns for each tile and request the next matrix
+/// over the k steps; here A's columns are loaded once and nothing is
+/// requested. On the Intel Xeon above, n = 8 ran at the same speed either
+/// way (268 against 265 us for LIBXSMM, and the prototype of
+/// gemm_matrix_rows at LIBXSMM's speed).
 template <class T>
-inline constexpr int gemm_small_matrix_last_order =
-    sizeof(T) >= 8 ? gemm_matrix_rows_first_order - 1 : 12;
+constexpr bool gemm_small_matrix_order(const index_t n) {
+  if (sizeof(T) < 8) return n >= 1 && n <= 12;
+  return (n >= 1 && n < gemm_matrix_rows_first_order) || n == 8 || n == 9 || n == 11;
+}
+
+/// The largest order gemm_small_matrix_order takes.
+template <class T>
+inline constexpr int gemm_small_matrix_last_order = sizeof(T) >= 8 ? 11 : 12;
 
 /// One N x N matrix, C = alpha A B + beta C (ReadC: beta nonzero), A and C
 /// with unit row stride: every column of C accumulated over k as a vector
@@ -1880,7 +1902,7 @@ struct GemmSmallMatrices {
 };
 
 /// Runs GEMM on host Views whose matrices lie one after another with
-/// gemm_small_matrix (orders up to gemm_small_matrix_last_order<T>, dense
+/// gemm_small_matrix (the orders of gemm_small_matrix_order<T>, dense
 /// matrices only) or gemm_matrix_rows and returns true, where it applies:
 /// square orders 1 .. gemm_matrix_rows_last_order (compiled,
 /// see IBLA_HOST_SPECIALISED_ORDERS), alpha nonzero (alpha = 0 reads
@@ -1899,9 +1921,10 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
   const index_t batch = index_t(C.extent(0));
   const index_t n     = index_t(C.extent(1));
   const index_t k     = index_t(transA == Op::N ? A.extent(2) : A.extent(1));
-  const bool small = n >= 1 && n <= gemm_small_matrix_last_order<T>;
+  const bool small_order = gemm_small_matrix_order<T>(n);
+  const bool rows_order  = gemm_matrix_rows_order<T>(n);
   if (batch == 0 || alpha == T(0) || index_t(C.extent(2)) != n || k != n ||
-      !(small || gemm_matrix_rows_order<T>(n)) || !detail::host_order_compiled(int(n)))
+      !(small_order || rows_order) || !detail::host_order_compiled(int(n)))
     return false;
   const auto a = apply_op(transA, lane_block(A, 0, lanes_c<1>{}));
   const auto b = apply_op(transB, lane_block(B, 0, lanes_c<1>{}));
@@ -1909,21 +1932,22 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
   const bool by_columns = c.rs == 1 && a.rs == 1;
   const bool by_rows    = c.cs == 1 && b.cs == 1;
   if (!by_columns && !by_rows) return false;
+  // gemm_small_matrix: every matrix of a View has the strides of the first,
+  // dense column-major op(A) and C (or, for C^T, dense row-major op(B) and
+  // C), and op(B) (or op(A)) dense either way; else gemm_matrix_rows where
+  // it takes the order, else the packs.
+  const auto dense = [n](const auto& x) { return x.rs == 1 && x.cs == n; };
+  const auto dense_either_way = [&](const auto& x) { return dense(x) || dense(transposed(x)); };
+  const bool small = small_order && (by_columns ? dense(a) && dense_either_way(b) && dense(c)
+                                                : dense(transposed(b)) && dense_either_way(a) &&
+                                                      dense(transposed(c)));
+  if (!small && !rows_order) return false;
   if (small) {
-    // Every matrix of a View has the strides of the first: dense column-major
-    // op(A) and C (or, for C^T, dense row-major op(B) and C), and op(B) (or
-    // op(A)) dense either way; else the packs.
-    const auto dense = [n](const auto& x) { return x.rs == 1 && x.cs == n; };
-    const auto dense_either_way = [&](const auto& x) { return dense(x) || dense(transposed(x)); };
-    const bool dense_all = by_columns ? dense(a) && dense_either_way(b) && dense(c)
-                                      : dense(transposed(b)) && dense_either_way(a) &&
-                                            dense(transposed(c));
-    if (!dense_all) return false;
     const bool y_by_columns = (by_columns ? b : transposed(a)).rs == 1;
     bool done = false;
     detail::host_static_switch<gemm_small_matrix_last_order<T>>(int(n), [&](auto order) {
       constexpr int N = decltype(order)::value;
-      if constexpr (detail::host_order_specialised<N>) {
+      if constexpr (gemm_small_matrix_order<T>(N) && detail::host_order_specialised<N>) {
         Kokkos::parallel_for(
             "ibla::gemm",
             Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Static>,
