@@ -1847,6 +1847,26 @@ template <class T, int N>
 inline constexpr bool gemm_small_matrix_vector_columns = false;
 #endif
 
+/// Whether GemmSmallMatrices of order N requests into L1, as each matrix
+/// starts, the matrix two after it (A, B and C whole, request_block_into_l1;
+/// batches past prefetch_above_bytes): doubles whose matrix takes more than
+/// 8 lines (orders 9 and 11; 10 runs gemm_matrix_rows). Measured on AVX-512
+/// Zen 5 with the VM's memory in a slow state (the micro-driver of
+/// gemm_small_matrix_order, the form with and without the requests and
+/// LIBXSMM in turn, 10^4 LayoutRight doubles, 2 threads, medians of 201
+/// calls in cache, 81 flushed, 2 runs, us, without -> with): n = 9 in cache
+/// 375 / 332 -> 328 / 306, flushed 793 / 817 -> 568 / 501; n = 11 in cache
+/// 1317 / 877 -> 913 / 778, flushed 1507 / 1171 -> 1004 / 914. Not at 8
+/// and below, where they lost in cache: n = 8 (4 runs) 181 / 180 / 136 /
+/// 136 -> 178 / 187 / 154 / 158, n = 6 126 -> 137, n = 4 31 -> 33,
+/// though they gained flushed at 8 (457 / 463 / 382 / 431 -> 416 / 412 /
+/// 366 / 388) and 6 (251 -> 207). One matrix ahead lost in cache at 8 too
+/// (180 -> 195 / 200). Floats (up to order 12, 576 bytes a matrix) were
+/// not measured.
+template <class T, int N>
+inline constexpr bool gemm_small_matrix_requests_ahead =
+    sizeof(T) >= 8 && N * N * int(sizeof(T)) > 8 * int(BlockPrefetch::line);
+
 /// gemm_small_matrix over a batch of dense matrices, their strides
 /// compile-time constants (with_fixed_strides),
 /// detail::small_matrices_per_index consecutive matrices an index; where C
@@ -1861,11 +1881,20 @@ struct GemmSmallMatrices {
   CV C;
   bool transposed_c;
   bool y_by_columns;  // the broadcast operand (op(B), or op(A)^T for C^T) column-major
+  bool requests;      // past prefetch_above_bytes: see gemm_small_matrix_requests_ahead
   index_t batch;
   template <bool ReadC, int YRowStride, int YColStride>
   KOKKOS_FORCEINLINE_FUNCTION void run(const index_t first, const index_t end) const {
 #if !IBLA_IMPL_DEVICE_PASS
     for (index_t m = first; m < end; ++m) {
+      if constexpr (gemm_small_matrix_requests_ahead<T, N>) {
+        if (requests && m + 2 < batch) {
+          constexpr index_t bytes = index_t(N) * N * index_t(sizeof(T));
+          request_block_into_l1<bytes>(&A(m + 2, 0, 0));
+          request_block_into_l1<bytes>(&B(m + 2, 0, 0));
+          request_block_into_l1<bytes>(&C(m + 2, 0, 0));
+        }
+      }
       const auto a = apply_op(transA, lane_block(A, m, lanes_c<1>{}));
       const auto b = apply_op(transB, lane_block(B, m, lanes_c<1>{}));
       const auto c = runtime_strides(lane_block(C, m, lanes_c<1>{}));
@@ -1944,6 +1973,7 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
   if (!small && !rows_order) return false;
   if (small) {
     const bool y_by_columns = (by_columns ? b : transposed(a)).rs == 1;
+    const bool requests = prefetches_next_block<lanes_c<1>>(0, 1, size_t(batch), A, B, C);
     bool done = false;
     detail::host_static_switch<gemm_small_matrix_last_order<T>>(int(n), [&](auto order) {
       constexpr int N = decltype(order)::value;
@@ -1955,7 +1985,7 @@ bool gemm_matrix_rows_batch(const ExecSpace& exec, const Op transA, const Op tra
                 exec, 0,
                 detail::small_matrices_indices(batch)),
             GemmSmallMatrices<N, T, AV, BV, CV>{transA, transB, alpha, beta, A, B, C, !by_columns,
-                                                y_by_columns, batch});
+                                                y_by_columns, requests, batch});
         done = true;
       }
     });
