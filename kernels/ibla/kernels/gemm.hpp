@@ -1727,9 +1727,16 @@ constexpr bool gemm_small_matrix_order(const index_t n) {
   return (n >= 1 && n < gemm_matrix_rows_first_order) || n == 8 || n == 9 || n == 11;
 }
 
-/// The largest order gemm_small_matrix_order takes.
+/// The largest order gemm_small_matrix_order takes (up to
+/// gemm_matrix_rows_last_order), derived from it so that the two cannot
+/// disagree.
 template <class T>
-inline constexpr int gemm_small_matrix_last_order = sizeof(T) >= 8 ? 11 : 12;
+inline constexpr int gemm_small_matrix_last_order = [] {
+  int last = 0;
+  for (int n = 1; n <= gemm_matrix_rows_last_order; ++n)
+    if (gemm_small_matrix_order<T>(n)) last = n;
+  return last;
+}();
 
 /// One N x N matrix, C = alpha A B + beta C (ReadC: beta nonzero), A and C
 /// with unit row stride: every column of C accumulated over k as a vector
